@@ -30,7 +30,7 @@ format: $(STAMP)
 
 ## bench: engine speed (actions/s, hands/s, state size and codec round trip)
 bench: $(STAMP)
-	$(BIN)/python -m truc_game.bench
+	$(BIN)/python benchmarks/engine_bench.py
 
 ## scenarios: run every scenario file and print the result lines
 scenarios: $(STAMP)

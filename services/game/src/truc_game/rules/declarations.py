@@ -7,6 +7,7 @@ suits the hand best, even duplicating a 7 already held (§4.2).
 
 from __future__ import annotations
 
+from functools import cache
 from itertools import combinations
 
 from .cards import PERIQUES, Card, declaration_value
@@ -17,6 +18,7 @@ __all__ = [
     "embit_value",
     "flor",
     "flor_value",
+    "hand_values",
     "has_flor",
     "showdown_key",
 ]
@@ -62,6 +64,13 @@ def flor_value(cards: tuple[Card, ...], ace_value: int = 0) -> int | None:
     return None if found is None else found[0]
 
 
+@cache
+def hand_values(cards: tuple[Card, ...], ace_value: int = 0) -> tuple[int | None, int | None]:
+    """(embit value, flor value) of a dealt hand, memoised (there are 9,880 hands)."""
+    return embit_value(cards, ace_value), flor_value(cards, ace_value)
+
+
+@cache
 def has_flor(cards: tuple[Card, ...]) -> bool:
     return len(cards) == 3 and len({c // 10 for c in cards if c not in PERIQUES}) <= 1
 

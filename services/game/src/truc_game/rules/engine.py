@@ -43,7 +43,7 @@ from .actions import (
 )
 from .cards import BASTO, DECK, ESPASA, Card, trick_class
 from .constants import CAPTAINS, HAND_SIZE, NUM_SEATS, TRICKS_PER_HAND
-from .declarations import flor, has_flor, showdown_key
+from .declarations import flor, hand_values, has_flor, showdown_key
 from .errors import IllegalAction, InvalidSetup, Reason
 from .events import (
     Called,
@@ -169,9 +169,10 @@ def legal_actions(state: GameState, seat: int) -> tuple[Action, ...]:
 def _messages(state: GameState, seat: int) -> tuple[SendSignal | SendDirective, ...]:
     if not 0 <= seat < NUM_SEATS:
         return ()
-    signals = tuple(
-        dict.fromkeys(SIGNAL[_SIGNAL_OF[c]] for c in state.hands[seat] if c in _SIGNAL_OF)
-    )
+    hand = state.hands[seat]
+    signals: tuple[SendSignal, ...] = ()
+    if any(c in _SIGNAL_OF for c in hand):
+        signals = tuple(dict.fromkeys(SIGNAL[_SIGNAL_OF[c]] for c in hand if c in _SIGNAL_OF))
     if seat in CAPTAINS:
         return signals + _DIRECTIVES
     return signals
@@ -372,7 +373,8 @@ def _deal(state: GameState, events: list[Event], cut: int | None) -> None:
         dealt_cards = {c for hand in deal for c in hand}
         state.stock = tuple(c for c in DECK if c not in dealt_cards)
     else:
-        rng = random.Random(f"truc:deal:{state.seed}:{state.hand_number}")
+        # The hand number is below 2**20 in any real match; the pair seeds a private Random.
+        rng = random.Random((state.seed << 20) | state.hand_number)
         deck = list(DECK)
         rng.shuffle(deck)
         position = rng.randrange(1, 40) if cut is None else cut
@@ -386,11 +388,7 @@ def _deal(state: GameState, events: list[Event], cut: int | None) -> None:
         state.stock = tuple(sorted(deck[NUM_SEATS * HAND_SIZE :]))
     ace_value = state.options.ace_value
     for seat, hand in enumerate(deal):
-        found = showdown_key(hand, ace_value)
-        fl = flor(hand, ace_value)
-        events.append(
-            CardsDealt(seat, hand, found[1] if found[0] else None, None if fl is None else fl[0])
-        )
+        events.append(CardsDealt(seat, hand, *hand_values(hand, ace_value)))
     state.phase = Phase.PLAY
     state.dealt = deal
     state.hands = deal
