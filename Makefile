@@ -7,16 +7,41 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SEED ?= 7
 
-.PHONY: run test lint format bench scenarios venv clean
+PROTO_OUT := clients/python/src
+PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I proto \
+	--python_out=$(1) --mypy_out=$(1) --grpc_python_out=$(1) --mypy_grpc_out=$(1) \
+	$(sort $(wildcard proto/truc/v1/*.proto))
+
+.PHONY: run test lint format bench serve scenarios venv clean proto proto-check
 
 ## run: play a seeded match between engine bots and print it (later: the real services)
 run: $(STAMP)
 	$(BIN)/truc demo --seed $(SEED)
 
 ## test: lint, the public and rule scenarios, unit and property tests
-test: lint $(STAMP)
+test: proto-check lint $(STAMP)
 	$(BIN)/truc scenario tests/scenarios/public/*.json tests/scenarios/rules/*.json > /dev/null
 	$(BIN)/pytest
+
+## proto: format and lint the protocol (buf), check breaking changes against main, regenerate stubs
+proto: $(STAMP)
+	$(BIN)/buf format -w proto
+	cd proto && ../$(BIN)/buf lint
+	if git cat-file -e main:proto/buf.yaml 2>/dev/null; then \
+		cd proto && ../$(BIN)/buf breaking --against '../.git#branch=main,subdir=proto'; fi
+	rm -rf $(PROTO_OUT)/truc
+	$(call PROTOC,$(PROTO_OUT))
+	touch $(PROTO_OUT)/truc/__init__.py $(PROTO_OUT)/truc/v1/__init__.py $(PROTO_OUT)/truc/py.typed
+
+## proto-check: the protocol is formatted, lints clean, and the committed stubs are up to date
+proto-check: $(STAMP)
+	$(BIN)/buf format --diff --exit-code proto
+	cd proto && ../$(BIN)/buf lint
+	rm -rf .proto-check && mkdir -p .proto-check
+	$(call PROTOC,.proto-check)
+	touch .proto-check/truc/__init__.py .proto-check/truc/v1/__init__.py .proto-check/truc/py.typed
+	diff -r .proto-check/truc $(PROTO_OUT)/truc || { echo "generated stubs are stale: run make proto"; exit 1; }
+	rm -rf .proto-check
 
 ## lint: ruff (check + format) and mypy --strict
 lint: $(STAMP)
@@ -28,9 +53,14 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-## bench: engine speed (actions/s, hands/s, state size and codec round trip)
+## bench: engine speed, then SubmitAction through the service beside the floor of the stack
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
+	$(BIN)/python benchmarks/service_bench.py
+
+## serve: Redis (bundled unless REDIS_URL is set) and the game service on 50051, in the foreground
+serve: $(STAMP)
+	TRUC_DEV_MODE=$${TRUC_DEV_MODE:-1} $(BIN)/truc serve
 
 ## scenarios: run every scenario file and print the result lines
 scenarios: $(STAMP)
@@ -38,12 +68,13 @@ scenarios: $(STAMP)
 
 venv: $(STAMP)
 
-$(STAMP): constraints.txt requirements-dev.txt services/game/pyproject.toml
+$(STAMP): constraints.txt requirements-dev.txt services/game/pyproject.toml clients/python/pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 is required"; exit 1; }
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-dev.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt --no-build-isolation -e services/game
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt --no-build-isolation \
+		-e clients/python -e services/game
 	touch $(STAMP)
 
 clean:
