@@ -3,30 +3,48 @@
 * ``truc scenario FILE...`` plays scenario files against the engine, prints one
   result object per scenario as a JSON line, and exits 1 if any expectation
   does not hold (the differences go to stderr), 2 if a file is malformed.
+  With ``--via HOST:PORT`` it plays them through a running game service instead
+  (see :mod:`truc_game.remote_scenarios`).
 * ``truc demo [--seed N]`` plays a seeded match between engine bots and prints
   it as it happens.
+* ``truc serve`` runs Redis (bundled unless ``REDIS_URL`` is set) and the game
+  service in the foreground (configuration: :mod:`truc_game.config`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import grpc
+
+from .config import DEV_SECRET
 from .demo import play_demo
+from .remote_scenarios import run_scenario_via
 from .scenarios import ScenarioError, run_scenario
+from .server import main as serve
 
 __all__ = ["main"]
 
 
-def _scenario(paths: Sequence[str]) -> int:
+def _scenario(paths: Sequence[str], via: str | None, secret: str | None) -> int:
+    channel = None
+    if via is not None:
+        channel = grpc.insecure_channel(via)
+        secret = secret or os.environ.get("TRUC_JWT_SECRET") or DEV_SECRET
     status = 0
     for path in paths:
         try:
             doc = json.loads(Path(path).read_text(encoding="utf-8"))
-            run = run_scenario(doc)
+            if channel is None:
+                run = run_scenario(doc)
+            else:
+                assert secret is not None
+                run = run_scenario_via(doc, channel, secret=secret)
         except (OSError, ValueError) as exc:  # JSON errors and ScenarioError are ValueErrors
             kind = "malformed scenario" if isinstance(exc, ScenarioError) else "cannot read"
             print(f"ERROR {path}: {kind}: {exc}", file=sys.stderr)
@@ -46,12 +64,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     scenario = commands.add_parser("scenario", help="play scenario files against the engine")
     scenario.add_argument("files", nargs="+", metavar="FILE")
+    scenario.add_argument(
+        "--via",
+        metavar="HOST:PORT",
+        help="play through a running game service (started with TRUC_ALLOW_FIXED_DEALS=1)",
+    )
+    scenario.add_argument(
+        "--secret", help="the service's JWT secret (default: $TRUC_JWT_SECRET, else the dev key)"
+    )
+    commands.add_parser(
+        "serve",
+        help="run Redis (bundled unless REDIS_URL is set) and the game service in the foreground",
+    )
     demo = commands.add_parser("demo", help="play a seeded match between engine bots")
     demo.add_argument("--seed", type=int, default=7)
     demo.add_argument("--hands", type=int, default=0, help="stop after this many hands (0: all)")
     args = parser.parse_args(argv)
     if args.command == "scenario":
-        return _scenario(args.files)
+        return _scenario(args.files, args.via, args.secret)
+    if args.command == "serve":
+        return serve()
     return play_demo(seed=args.seed, max_hands=args.hands, out=sys.stdout)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .actions import Call, Directive, Signal
+from .actions import Action, Call, Directive, Signal
 from .cards import Card
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "SignalSent",
     "StakeRaised",
     "TrickCompleted",
+    "TurnTimedOut",
     "audience",
 ]
 
@@ -233,6 +234,16 @@ class DirectiveSent:
     directive: Directive
 
 
+@dataclass(frozen=True, slots=True)
+class TurnTimedOut:
+    """The seat to act let its turn deadline pass, so the service took ``action``
+    for it (:func:`~truc_game.rules.defaults.default_action`). The engine never
+    emits it (it has no clock); it is here so that game logs have one vocabulary."""
+
+    seat: int
+    action: Action
+
+
 Event = (
     DrawCard
     | DealerChosen
@@ -253,6 +264,7 @@ Event = (
     | MatchEnded
     | SignalSent
     | DirectiveSent
+    | TurnTimedOut
 )
 
 

@@ -10,7 +10,7 @@ state never leaves the service: seats see :func:`~truc_game.rules.views.view_for
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final
 
@@ -222,24 +222,39 @@ class GameState:
         return 0 if self.manches[0] > self.manches[1] else 1
 
     def clone(self) -> GameState:
-        """A shallow copy for the engine to reassign fields on (replaced below)."""
-        raise NotImplementedError
+        """A shallow copy for the engine to reassign fields on.
 
-
-def _compile_clone() -> None:
-    """Give GameState a clone() that copies every field with plain attribute
-    assignments: generated from the field list (as dataclasses generates
-    __init__), so a new field can never be forgotten, and about 4x faster than
-    copy.copy on this hot path (one clone per applied action)."""
-    names = [f.name for f in fields(GameState)]
-    body = "".join(f"    new.{name} = self.{name}\n" for name in names)
-    source = f"def clone(self):\n    new = _new(GameState)\n{body}    return new\n"
-    namespace: dict[str, object] = {"_new": object.__new__, "GameState": GameState}
-    exec(source, namespace)  # the source is built from our own field names only
-    clone = namespace["clone"]
-    assert callable(clone)
-    clone.__doc__ = GameState.clone.__doc__
-    GameState.clone = clone  # type: ignore[method-assign]
-
-
-_compile_clone()
+        Written out field by field (the fastest copy, also when compiled);
+        ``tests/rules/test_state.py`` checks that it copies every field.
+        """
+        new = GameState.__new__(GameState)
+        new.options = self.options
+        new.seed = self.seed
+        new.deals = self.deals
+        new.draws = self.draws
+        new.phase = self.phase
+        new.to_act = self.to_act
+        new.prompt = self.prompt
+        new.scores = self.scores
+        new.manches = self.manches
+        new.history = self.history
+        new.hand_number = self.hand_number
+        new.hands_played = self.hands_played
+        new.dealer = self.dealer
+        new.dealt = self.dealt
+        new.hands = self.hands
+        new.stock = self.stock
+        new.tricks = self.tricks
+        new.leader = self.leader
+        new.trick_cards = self.trick_cards
+        new.declared = self.declared
+        new.truc_called = self.truc_called
+        new.stake_level = self.stake_level
+        new.last_raiser = self.last_raiser
+        new.truc_call = self.truc_call
+        new.embit = self.embit
+        new.flors = self.flors
+        new.decided = self.decided
+        new.revealed = self.revealed
+        new.signals = self.signals
+        return new

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from .actions import Action, Directive, Signal
 from .cards import Card
 from .constants import CAPTAINS, ESPINTOU, NUM_SEATS
-from .declarations import embit_value, flor_value
+from .declarations import hand_values
 from .engine import legal_actions
 from .events import Event, audience
+from .options import RuleOptions
 from .state import (
     PARTIDO,
     STAKES,
@@ -31,12 +32,15 @@ from .state import (
 
 __all__ = ["GameView", "view_for"]
 
+_NOTHING_SHOWN: tuple[tuple[Card, ...], ...] = ((),) * NUM_SEATS
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GameView:
     """What one seat (or a spectator, ``seat=None``) may know of a match."""
 
     seat: int | None
+    options: RuleOptions
     phase: Phase
     prompt: Prompt
     to_act: int | None
@@ -92,16 +96,23 @@ def view_for(state: GameState, seat: int | None, events: Iterable[Event] = ()) -
     if seat is not None and not 0 <= seat < NUM_SEATS:
         raise ValueError(f"seat must be 0-5 or None, not {seat!r}")
     in_hand = state.phase == Phase.PLAY
-    ace_value = state.options.ace_value
-    revealed = set(state.revealed)
     own_dealt: tuple[Card, ...] = state.dealt[seat] if seat is not None else ()
     team = seat % 2 if seat is not None else None
     visible_events = tuple(
         e for e in events if (who := audience(e)) is None or (seat is not None and seat in who)
     )
+    if state.revealed:
+        revealed = set(state.revealed)
+        shown = tuple(tuple(c for c in h if c in revealed) for h in state.hands)
+    else:
+        shown = _NOTHING_SHOWN
+    embit, flor = (
+        hand_values(own_dealt, state.options.ace_value) if in_hand and own_dealt else (None, None)
+    )
     target = state.options.target_score
     return GameView(
         seat=seat,
+        options=state.options,
         phase=state.phase,
         prompt=state.prompt,
         to_act=state.to_act,
@@ -124,10 +135,10 @@ def view_for(state: GameState, seat: int | None, events: Iterable[Event] = ()) -
         draws=state.draws,
         hand=state.hands[seat] if seat is not None else (),
         dealt=own_dealt,
-        embit_value=embit_value(own_dealt, ace_value) if in_hand and own_dealt else None,
-        flor_value=flor_value(own_dealt, ace_value) if in_hand and own_dealt else None,
+        embit_value=embit,
+        flor_value=flor,
         hand_sizes=tuple(len(h) for h in state.hands),
-        shown=tuple(tuple(c for c in h if c in revealed) for h in state.hands),
+        shown=shown,
         tricks=state.tricks,
         leader=state.leader,
         trick_cards=tuple(

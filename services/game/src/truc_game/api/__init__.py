@@ -1,0 +1,1 @@
+"""gRPC adapters: proto <-> domain conversion, errors, the servicer."""

@@ -1,0 +1,399 @@
+"""Use cases of the game service: load -> rules -> compare-and-set.
+
+Stateless: every call loads the game from the store, lets the pure engine
+decide, and commits with one atomic compare-and-set. Nothing about a game
+survives in this process between calls. Transport-neutral: the gRPC servicer
+(:mod:`truc_game.api.servicer`) turns requests into these calls and results
+into protos.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+
+from .auth import Identity
+from .errors import (
+    Aborted,
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+)
+from .names import new_game_id, valid_game_id
+from .rules import (
+    Action,
+    Card,
+    GameState,
+    GameView,
+    IllegalAction,
+    InvalidSetup,
+    RuleOptions,
+    SendDirective,
+    SendSignal,
+    apply_action,
+    decode_state,
+    encode_state,
+    new_game,
+    view_for,
+)
+from .rules.codec import decode_events, encode_events
+from .rules.defaults import default_action
+from .rules.events import Event, TurnTimedOut
+from .rules.state import Deal, Phase
+from .store.redis_store import (
+    KEEP_DEADLINE,
+    AlreadyApplied,
+    Entry,
+    GameMeta,
+    GameMissing,
+    GameStore,
+    RateLimited,
+    VersionConflict,
+)
+
+__all__ = ["GameService", "NewGame", "SeatView", "Watch"]
+
+log = logging.getLogger("truc.game")
+
+MAX_PLAYER_ID = 128
+MAX_REQUEST_ID = 64
+MAX_ETAG = 64
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """A game as one seat (or a spectator, seat None) may see it, at a version."""
+
+    game_id: str
+    seat: int | None
+    version: int
+    view: GameView
+    event_versions: tuple[int, ...]
+    """The version of each event in ``view.events``."""
+    meta: GameMeta
+    deadline_ms: int | None
+
+    @property
+    def etag(self) -> str:
+        return str(self.version)
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    seat: int | None
+    meta: GameMeta
+    version: int
+    """The game's version when the watch began."""
+    over: bool
+    """The match was already over (or out of deals) then: no version will follow."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewGame:
+    """What CreateGame asks for (already converted from the wire)."""
+
+    game_id: str
+    players: Sequence[str]
+    options: RuleOptions
+    turn_seconds: int
+    dealer: int | None
+    fixed_deals: Sequence[Deal]
+    start_scores: tuple[int, int]
+    start_manches: tuple[int, int]
+    fixed_draws: Sequence[tuple[Card, Card]] = ()
+
+
+class GameService:
+    def __init__(
+        self,
+        store: GameStore,
+        *,
+        turn_seconds: int,
+        allow_fixed_deals: bool,
+        rate_actions: int,
+        rate_signals: int,
+        rate_window_ms: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self._turn_seconds = turn_seconds
+        self._allow_fixed_deals = allow_fixed_deals
+        self._rate_actions = rate_actions
+        self._rate_signals = rate_signals
+        self._rate_window_ms = rate_window_ms
+        self._clock = clock
+
+    # ------------------------------------------------------------------ create
+
+    async def create_game(self, identity: Identity, request: NewGame) -> SeatView:
+        if identity.role != "lobby":
+            raise PermissionDenied("LOBBY_ONLY", "only the lobby may create games")
+        players = tuple(request.players)
+        if len(players) != 6:
+            raise InvalidArgument("BAD_REQUEST", f"players: need 6, got {len(players)}")
+        if any(not p or len(p) > MAX_PLAYER_ID for p in players):
+            raise InvalidArgument("BAD_REQUEST", f"players: ids are 1-{MAX_PLAYER_ID} characters")
+        if len(set(players)) != 6:
+            raise InvalidArgument("BAD_REQUEST", "players: a player may hold only one seat")
+        game_id = request.game_id or new_game_id()
+        if not valid_game_id(game_id):
+            raise InvalidArgument("BAD_REQUEST", "game_id: 1-64 of A-Z a-z 0-9 _ -")
+        turn = request.turn_seconds or self._turn_seconds
+        if not 1 <= turn <= 3600:
+            raise InvalidArgument("BAD_REQUEST", "turn_seconds: 0 (the default) or 1-3600")
+        fixed = bool(request.fixed_deals)
+        if fixed and not self._allow_fixed_deals:
+            raise InvalidArgument(
+                "FIXED_DEALS_DISABLED",
+                "fixed_deals need a server started with TRUC_ALLOW_FIXED_DEALS=1",
+            )
+        if not fixed and (
+            any(request.start_scores) or any(request.start_manches) or request.fixed_draws
+        ):
+            raise InvalidArgument(
+                "BAD_REQUEST", "start_scores, start_manches and fixed_draws go with fixed_deals"
+            )
+        if fixed and request.dealer is None and not request.fixed_draws:
+            raise InvalidArgument("BAD_REQUEST", "fixed_deals need a dealer or fixed_draws")
+        try:
+            transition = new_game(
+                request.options,
+                seed=None if fixed else secrets.randbits(63),
+                deals=list(request.fixed_deals) if fixed else None,
+                dealer=request.dealer,
+                draws=list(request.fixed_draws) or None,
+                scores=request.start_scores,
+                manches=request.start_manches,
+            )
+        except InvalidSetup as exc:
+            raise InvalidArgument("BAD_REQUEST", str(exc)) from None
+        state = transition.state
+        meta = GameMeta(players, turn)
+        created = await self.store.create(
+            game_id,
+            state=encode_state(state),
+            events=encode_events(transition.events),
+            meta=meta,
+            deadline_ms=self._deadline(state, turn),
+        )
+        if not created:
+            raise AlreadyExists("GAME_EXISTS", f"game {game_id!r} already exists")
+        log.info("game created", extra={"game": game_id, "players": list(players)})
+        view = view_for(state, None, transition.events)
+        return SeatView(
+            game_id, None, 1, view, (1,) * len(view.events), meta, self._deadline(state, turn)
+        )
+
+    # ------------------------------------------------------------------ read
+
+    def _seat(self, identity: Identity, meta: GameMeta, game_id: str) -> int | None:
+        seat = meta.seat_of(identity.player)
+        if seat is None and identity.role not in ("spectator", "lobby"):
+            raise PermissionDenied(
+                "NOT_SEATED", f"player {identity.player!r} has no seat in {game_id!r}"
+            )
+        return seat
+
+    async def get_game(self, identity: Identity, game_id: str) -> SeatView:
+        """The caller's view with the whole event log so far."""
+        try:
+            snapshot, entries = await self.store.read_with_log(game_id)
+        except GameMissing:
+            raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
+        seat = self._seat(identity, snapshot.meta, game_id)
+        events: list[Event] = []
+        versions: list[int] = []
+        for entry in entries:
+            decoded = decode_events(entry.events)
+            events.extend(decoded)
+            versions.extend([entry.version] * len(decoded))
+        state = decode_state(snapshot.state)
+        view = view_for(state, seat, events)
+        return SeatView(
+            game_id,
+            seat,
+            snapshot.version,
+            view,
+            _versions_of(view.events, events, versions),
+            snapshot.meta,
+            snapshot.deadline_ms,
+        )
+
+    # ------------------------------------------------------------------ act
+
+    async def submit_action(
+        self, identity: Identity, game_id: str, action: Action, *, etag: str, request_id: str
+    ) -> SeatView:
+        """Apply one action for the caller's seat; the view holds its events only."""
+        if len(request_id) > MAX_REQUEST_ID:
+            raise InvalidArgument("BAD_REQUEST", f"request_id: at most {MAX_REQUEST_ID} characters")
+        if len(etag) > MAX_ETAG:
+            raise InvalidArgument("BAD_REQUEST", f"etag: at most {MAX_ETAG} characters")
+        message = isinstance(action, SendSignal | SendDirective)
+        try:
+            loaded = await self.store.load(
+                game_id,
+                request_id=request_id,
+                player=identity.player,
+                kind="s" if message else "a",
+                limit=self._rate_signals if message else self._rate_actions,
+                window_ms=self._rate_window_ms,
+            )
+        except GameMissing:
+            raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
+        except RateLimited as exc:
+            raise ResourceExhausted(
+                "RATE_LIMITED",
+                f"too many {'signals' if message else 'actions'}; retry in {exc.retry_after_ms} ms",
+                metadata={"retry_after_ms": str(exc.retry_after_ms)},
+            ) from None
+        snapshot = loaded.snapshot
+        seat = snapshot.meta.seat_of(identity.player)
+        if seat is None:
+            raise PermissionDenied(
+                "NOT_SEATED", f"player {identity.player!r} has no seat in {game_id!r}"
+            )
+        if loaded.prior_version is not None:
+            return await self._replay(game_id, seat, loaded.prior_version, snapshot.meta)
+        if etag and etag != str(snapshot.version):
+            raise Aborted(
+                "STALE_ETAG",
+                f"the game is at version {snapshot.version}, not the etag sent; refresh and retry",
+            )
+        state = decode_state(snapshot.state)
+        try:
+            transition = apply_action(state, seat, action)
+        except IllegalAction as exc:
+            raise FailedPrecondition(exc.reason.value, exc.detail) from None
+        new_state = transition.state
+        deadline = (
+            KEEP_DEADLINE if message else self._deadline(new_state, snapshot.meta.turn_seconds)
+        )
+        try:
+            version = await self.store.commit(
+                game_id,
+                expected_version=snapshot.version,
+                state=encode_state(new_state),
+                events=encode_events(transition.events),
+                request_id=request_id,
+                deadline_ms=deadline,
+            )
+        except VersionConflict:
+            raise Aborted(
+                "CONFLICT", "another action changed the game first; refresh and retry"
+            ) from None
+        except AlreadyApplied as exc:
+            return await self._replay(game_id, seat, exc.version, snapshot.meta)
+        except GameMissing:
+            raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
+        view = view_for(new_state, seat, transition.events)
+        return SeatView(
+            game_id,
+            seat,
+            version,
+            view,
+            (version,) * len(view.events),
+            snapshot.meta,
+            snapshot.deadline_ms if deadline == KEEP_DEADLINE else deadline,
+        )
+
+    async def _replay(self, game_id: str, seat: int, version: int, meta: GameMeta) -> SeatView:
+        """The answer a request id got the first time, rebuilt from the event log."""
+        entry = await self.store.entry(game_id, version)
+        if entry is None:
+            raise NotFound("GAME_NOT_FOUND", f"version {version} of {game_id!r} is gone")
+        return self.entry_view(game_id, seat, entry, meta)
+
+    def entry_view(self, game_id: str, seat: int | None, entry: Entry, meta: GameMeta) -> SeatView:
+        """A seat's view of one version of the event log."""
+        state = decode_state(entry.state)
+        events = decode_events(entry.events)
+        view = view_for(state, seat, events)
+        return SeatView(
+            game_id,
+            seat,
+            entry.version,
+            view,
+            (entry.version,) * len(view.events),
+            meta,
+            entry.deadline_ms,
+        )
+
+    # ------------------------------------------------------------------ watch
+
+    async def authorize_watch(self, identity: Identity, game_id: str) -> Watch:
+        """Who watches, and whether there is anything left to watch."""
+        try:
+            snapshot = await self.store.read(game_id)
+        except GameMissing:
+            raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
+        seat = self._seat(identity, snapshot.meta, game_id)
+        over = decode_state(snapshot.state).phase in (Phase.MATCH_OVER, Phase.NO_DEAL)
+        return Watch(seat, snapshot.meta, snapshot.version, over)
+
+    # ------------------------------------------------------------------ deadlines
+
+    def _deadline(self, state: GameState, turn_seconds: int) -> int | None:
+        if state.to_act is None:
+            return None
+        return int(self._clock() * 1000) + turn_seconds * 1000
+
+    async def expire_deadline(self, game_id: str) -> bool:
+        """Act for the seat whose deadline has passed; True if an action was applied."""
+        try:
+            snapshot = await self.store.read(game_id)
+        except GameMissing:
+            await self.store.forget_deadline(game_id)
+            return False
+        now_ms = int(self._clock() * 1000)
+        if snapshot.deadline_ms is None or snapshot.deadline_ms > now_ms:
+            return False
+        state = decode_state(snapshot.state)
+        action = default_action(state)
+        seat = state.to_act
+        if action is None or seat is None:
+            return False
+        transition = apply_action(state, seat, action)
+        events = (TurnTimedOut(seat, action), *transition.events)
+        try:
+            await self.store.commit(
+                game_id,
+                expected_version=snapshot.version,
+                state=encode_state(transition.state),
+                events=encode_events(events),
+                request_id="",
+                deadline_ms=self._deadline(transition.state, snapshot.meta.turn_seconds),
+            )
+        except (VersionConflict, GameMissing):
+            return False
+        log.info("turn timed out", extra={"game": game_id, "seat": seat, "action": str(action)})
+        return True
+
+
+def _versions_of(
+    visible: Sequence[Event], events: Sequence[Event], versions: Sequence[int]
+) -> tuple[int, ...]:
+    """The version of each visible event (view_for keeps the order and the objects)."""
+    by_id = {id(e): v for e, v in zip(events, versions, strict=True)}
+    return tuple(by_id[id(e)] for e in visible)
+
+
+async def stream_changes(
+    service: GameService,
+    game_id: str,
+    seat: int | None,
+    entries: AsyncIterator[Entry],
+    meta: GameMeta,
+) -> AsyncIterator[SeatView]:
+    """The seat's view of each version from ``entries``, until the match is over."""
+    async for entry in entries:
+        seat_view = service.entry_view(game_id, seat, entry, meta)
+        yield seat_view
+        if seat_view.view.phase in (Phase.MATCH_OVER, Phase.NO_DEAL):
+            return

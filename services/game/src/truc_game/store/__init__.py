@@ -1,0 +1,1 @@
+"""Storage adapters: the game store on Redis (keys, Lua scripts, event log)."""

@@ -1,0 +1,360 @@
+"""The game store on Redis: one atomic compare-and-set per action.
+
+Per game (keys in :mod:`truc_game.store.keys`): a hash with the version, the
+encoded state, the meta (players, turn time) and the current deadline; a hash
+of request ids; a stream holding, for every version, the state after it, the
+events it caused and the deadline it set. Each write is one Lua script, so it is atomic and costs
+one round trip:
+
+* ``LOAD`` reads what an action needs (version, state, meta, deadline), says
+  whether the request id was already applied, and counts the player's rate.
+* ``COMMIT`` checks the version, writes the state, appends the stream entry,
+  records the request id, moves the game's deadline and publishes the new
+  version on the game's channel (for watchers on every replica).
+* ``CREATE`` writes version 1 unless the game exists.
+
+No rules logic lives in Lua: it only does compare-and-set and bookkeeping.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from redis.asyncio import Redis
+
+from . import keys
+from .keys import Keys
+
+__all__ = [
+    "AlreadyApplied",
+    "Entry",
+    "GameMeta",
+    "GameMissing",
+    "GameStore",
+    "Loaded",
+    "RateLimited",
+    "Snapshot",
+    "StoreError",
+    "VersionConflict",
+]
+
+KEEP_DEADLINE: Final = -1
+"""Pass as ``deadline_ms`` to leave the game's deadline as it is (signals)."""
+
+
+class StoreError(Exception):
+    """Base of the store's outcomes other than success."""
+
+
+class GameMissing(StoreError):
+    pass
+
+
+class VersionConflict(StoreError):
+    """The game is no longer at the version the change was computed from."""
+
+
+class AlreadyApplied(StoreError):
+    """The request id was applied before, producing ``version``."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(f"request already applied at version {version}")
+        self.version = version
+
+
+class RateLimited(StoreError):
+    def __init__(self, retry_after_ms: int) -> None:
+        super().__init__(f"rate limited for {retry_after_ms} ms")
+        self.retry_after_ms = retry_after_ms
+
+
+@dataclass(frozen=True, slots=True)
+class GameMeta:
+    """What a game keeps besides its state: who sits where, how long a turn is."""
+
+    players: tuple[str, ...]
+    turn_seconds: int
+
+    def encode(self) -> bytes:
+        return json.dumps({"p": list(self.players), "t": self.turn_seconds}).encode()
+
+    @staticmethod
+    def decode(data: bytes) -> GameMeta:
+        return _decode_meta(bytes(data))
+
+    def seat_of(self, player: str) -> int | None:
+        try:
+            return self.players.index(player)
+        except ValueError:
+            return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _decode_meta(data: bytes) -> GameMeta:
+    """Meta never changes once a game exists, so decoding it is memoised (a pure
+    function of the stored bytes; nothing about the game is kept beyond that)."""
+    raw = json.loads(data)
+    return GameMeta(tuple(raw["p"]), int(raw["t"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A game as stored now."""
+
+    version: int
+    state: bytes
+    meta: GameMeta
+    deadline_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What LOAD returns for an action: the snapshot, or the version a retried
+    request already produced."""
+
+    snapshot: Snapshot
+    prior_version: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One version of the event log."""
+
+    version: int
+    state: bytes
+    """The state after this version's action."""
+    events: bytes
+    deadline_ms: int | None
+    """The deadline of the seat to act after it (None: nobody acts)."""
+
+
+_LOAD = """
+local g = redis.call('HMGET', KEYS[1], 'v', 's', 'm', 'd')
+if not g[1] then return {0} end
+if ARGV[1] ~= '' then
+  local prior = redis.call('HGET', KEYS[2], ARGV[1])
+  if prior then return {1, g[1], g[2], g[3], g[4] or '', prior} end
+end
+local limit = tonumber(ARGV[2])
+if limit > 0 then
+  local n = redis.call('INCR', KEYS[3])
+  if n == 1 then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
+  if n > limit then return {2, redis.call('PTTL', KEYS[3])} end
+end
+return {1, g[1], g[2], g[3], g[4] or '', ''}
+"""
+
+_COMMIT = """
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then return {0} end
+if ARGV[4] ~= '' then
+  local prior = redis.call('HGET', KEYS[2], ARGV[4])
+  if prior then return {3, prior} end
+end
+if tonumber(v) ~= tonumber(ARGV[1]) then return {2} end
+local nv = tonumber(v) + 1
+redis.call('HSET', KEYS[1], 'v', nv, 's', ARGV[2])
+local d = ARGV[5]
+if d == 'keep' then d = redis.call('HGET', KEYS[1], 'd') or '' end
+redis.call('XADD', KEYS[3], nv .. '-0', 's', ARGV[2], 'e', ARGV[3], 'd', d)
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[2], ARGV[4], nv)
+  redis.call('PEXPIRE', KEYS[2], ARGV[7])
+end
+if ARGV[5] == '' then
+  redis.call('HSET', KEYS[1], 'd', '')
+  redis.call('ZREM', KEYS[4], ARGV[6])
+elseif ARGV[5] ~= 'keep' then
+  redis.call('HSET', KEYS[1], 'd', ARGV[5])
+  redis.call('ZADD', KEYS[4], ARGV[5], ARGV[6])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[7])
+redis.call('PEXPIRE', KEYS[3], ARGV[7])
+redis.call('PUBLISH', ARGV[8], nv)
+return {1, nv}
+"""
+
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'v', 1, 's', ARGV[1], 'm', ARGV[3], 'd', ARGV[4])
+redis.call('XADD', KEYS[2], '1-0', 's', ARGV[1], 'e', ARGV[2], 'd', ARGV[4])
+if ARGV[4] ~= '' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
+redis.call('PUBLISH', ARGV[7], 1)
+return 1
+"""
+
+_CLAIM = """
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not due or tonumber(due) ~= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+"""
+
+
+def _deadline_arg(deadline_ms: int | None) -> str:
+    if deadline_ms is None:
+        return ""
+    if deadline_ms == KEEP_DEADLINE:
+        return "keep"
+    return str(deadline_ms)
+
+
+def _snapshot(version: Any, state: Any, meta: Any, deadline: Any) -> Snapshot:
+    return Snapshot(
+        version=int(version),
+        state=bytes(state),
+        meta=GameMeta.decode(meta),
+        deadline_ms=int(deadline) if deadline else None,
+    )
+
+
+class GameStore:
+    """The game store. ``redis`` must be a ``redis.asyncio.Redis`` without
+    ``decode_responses`` (states are bytes)."""
+
+    def __init__(self, redis: Redis, *, ttl_seconds: int) -> None:
+        self.redis = redis
+        self._ttl_ms = str(ttl_seconds * 1000)
+        self._load = redis.register_script(_LOAD)
+        self._commit = redis.register_script(_COMMIT)
+        self._create = redis.register_script(_CREATE)
+        self._claim = redis.register_script(_CLAIM)
+
+    async def create(
+        self, game_id: str, *, state: bytes, events: bytes, meta: GameMeta, deadline_ms: int | None
+    ) -> bool:
+        """Write version 1; False if the game already exists."""
+        k = Keys(game_id)
+        created = await self._create(
+            keys=[k.game, k.events, k.deadlines],
+            args=[
+                state,
+                events,
+                meta.encode(),
+                _deadline_arg(deadline_ms),
+                game_id,
+                self._ttl_ms,
+                keys.channel(game_id),
+            ],
+        )
+        return bool(created)
+
+    async def load(
+        self, game_id: str, *, request_id: str, player: str, kind: str, limit: int, window_ms: int
+    ) -> Loaded:
+        """Read for an action. Raises GameMissing or RateLimited."""
+        k = Keys(game_id)
+        reply = await self._load(
+            keys=[k.game, k.requests, k.rate(kind, player)],
+            args=[request_id, limit, window_ms],
+        )
+        status = int(reply[0])
+        if status == 0:
+            raise GameMissing(game_id)
+        if status == 2:
+            raise RateLimited(max(int(reply[1]), 1))
+        prior = int(reply[5]) if reply[5] else None
+        return Loaded(_snapshot(reply[1], reply[2], reply[3], reply[4]), prior)
+
+    async def read(self, game_id: str) -> Snapshot:
+        """The game as it is now. Raises GameMissing."""
+        values = await self.redis.hmget(Keys(game_id).game, ["v", "s", "m", "d"])  # type: ignore[misc]
+        if values[0] is None:
+            raise GameMissing(game_id)
+        return _snapshot(*values)
+
+    async def read_with_log(self, game_id: str) -> tuple[Snapshot, list[Entry]]:
+        """The game now and its whole event log, read in one transaction."""
+        k = Keys(game_id)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hmget(k.game, ["v", "s", "m", "d"])
+        pipe.xrange(k.events, min="-", max="+")
+        values, raw = await pipe.execute()
+        if values[0] is None:
+            raise GameMissing(game_id)
+        return _snapshot(*values), [_entry(entry_id, fields) for entry_id, fields in raw]
+
+    async def commit(
+        self,
+        game_id: str,
+        *,
+        expected_version: int,
+        state: bytes,
+        events: bytes,
+        request_id: str,
+        deadline_ms: int | None,
+    ) -> int:
+        """Compare-and-set: write the next version and return it.
+
+        ``deadline_ms``: the new deadline, None for none, KEEP_DEADLINE to keep it.
+        Raises GameMissing, VersionConflict, or AlreadyApplied when the request id
+        was applied meanwhile (a retry racing its original).
+        """
+        k = Keys(game_id)
+        reply = await self._commit(
+            keys=[k.game, k.requests, k.events, k.deadlines],
+            args=[
+                expected_version,
+                state,
+                events,
+                request_id,
+                _deadline_arg(deadline_ms),
+                game_id,
+                self._ttl_ms,
+                keys.channel(game_id),
+            ],
+        )
+        status = int(reply[0])
+        if status == 1:
+            return int(reply[1])
+        if status == 0:
+            raise GameMissing(game_id)
+        if status == 3:
+            raise AlreadyApplied(int(reply[1]))
+        raise VersionConflict(game_id)
+
+    async def entries(
+        self, game_id: str, after_version: int, count: int | None = None
+    ) -> list[Entry]:
+        """The event log's versions after ``after_version``, oldest first."""
+        raw = await self.redis.xrange(
+            Keys(game_id).events, min=f"{after_version + 1}-0", max="+", count=count
+        )
+        return [_entry(entry_id, fields) for entry_id, fields in raw]
+
+    async def entry(self, game_id: str, version: int) -> Entry | None:
+        raw = await self.redis.xrange(Keys(game_id).events, min=f"{version}-0", max=f"{version}-0")
+        return _entry(*raw[0]) if raw else None
+
+    async def due(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
+        """(game id, deadline) of deadlines that have passed, across all shards."""
+        pipe = self.redis.pipeline(transaction=False)
+        for shard in range(keys.SHARDS):
+            pipe.zrangebyscore(
+                keys.deadlines(shard), "-inf", now_ms, start=0, num=limit, withscores=True
+            )
+        results: Sequence[Sequence[tuple[bytes, float]]] = await pipe.execute()
+        return [(member.decode(), int(score)) for found in results for member, score in found]
+
+    async def forget_deadline(self, game_id: str) -> None:
+        """Drop a deadline whose game is gone (expired)."""
+        k = Keys(game_id)
+        await self.redis.zrem(k.deadlines, game_id)
+
+    async def claim(self, game_id: str, due_ms: int, lease_until_ms: int) -> bool:
+        """Take an expired deadline for this replica: True if it was still ``due_ms``
+        (it then moves to ``lease_until_ms``, so another replica retries if we die)."""
+        k = Keys(game_id)
+        return bool(await self._claim(keys=[k.deadlines], args=[game_id, due_ms, lease_until_ms]))
+
+
+def _entry(entry_id: bytes, fields: dict[bytes, bytes]) -> Entry:
+    version = int(entry_id.split(b"-", 1)[0])
+    deadline = fields.get(b"d")
+    return Entry(version, fields[b"s"], fields[b"e"], int(deadline) if deadline else None)

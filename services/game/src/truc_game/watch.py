@@ -1,0 +1,151 @@
+"""Watching games: one pub/sub connection per replica, whatever the number of watchers.
+
+Every commit publishes the game's new version on the game's channel. The
+:class:`WatchHub` of each replica subscribes (on its single pub/sub connection)
+to the channels of the games its clients watch, fetches each new version from
+the game's event log once, and hands it to every local watcher of that game.
+
+A watcher first reads the log after the version it last saw (so a reconnecting
+client misses nothing), then follows the hub, skipping versions it already
+has (so it sees nothing twice), filling any gap from the log, and re-reading
+the log when nothing arrived for a while (pub/sub messages can be lost when a
+connection drops).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from .store import keys
+from .store.redis_store import Entry, GameStore
+
+__all__ = ["WatchHub"]
+
+log = logging.getLogger("truc.game.watch")
+
+_CHANNEL_PREFIX = keys.channel("")
+
+
+@dataclass(slots=True)
+class _Feed:
+    """The local watchers of one game and the versions fetched for them."""
+
+    queues: set[asyncio.Queue[Entry]] = field(default_factory=set)
+    last: int = 0
+    """The last version fetched from the log and handed out (0: none yet)."""
+    wanted: int = 0
+    """The newest version announced."""
+    fetcher: asyncio.Task[None] | None = None
+
+
+class WatchHub:
+    def __init__(self, redis: Redis, store: GameStore, *, heal_seconds: float = 5.0) -> None:
+        self._redis = redis
+        self._store = store
+        self._heal_seconds = heal_seconds
+        self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
+        self._feeds: dict[str, _Feed] = {}
+        self._subscribed = asyncio.Event()
+        self._listener: asyncio.Task[None] | None = None
+
+    @property
+    def watchers(self) -> int:
+        return sum(len(f.queues) for f in self._feeds.values())
+
+    def start(self) -> None:
+        self._listener = asyncio.create_task(self._listen(), name="watch-hub")
+
+    async def stop(self) -> None:
+        tasks = [t for t in (self._listener, *(f.fetcher for f in self._feeds.values())) if t]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, RedisError):
+                await task
+        with contextlib.suppress(RedisError):
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def follow(self, game_id: str, after_version: int) -> AsyncIterator[Entry]:
+        """Every version of the game after ``after_version``, in order, forever."""
+        queue: asyncio.Queue[Entry] = asyncio.Queue()
+        feed = self._feeds.get(game_id)
+        if feed is None:
+            feed = self._feeds[game_id] = _Feed()
+            await self._pubsub.subscribe(keys.channel(game_id))
+            self._subscribed.set()
+        feed.queues.add(queue)
+        last = after_version
+        try:
+            for entry in await self._store.entries(game_id, last):
+                yield entry
+                last = entry.version
+            while True:
+                try:
+                    entry = await asyncio.wait_for(queue.get(), self._heal_seconds)
+                except TimeoutError:
+                    missed = await self._store.entries(game_id, last)
+                else:
+                    if entry.version <= last:
+                        continue
+                    missed = (
+                        [entry]
+                        if entry.version == last + 1
+                        else await self._store.entries(game_id, last)
+                    )
+                for found in missed:
+                    if found.version > last:
+                        yield found
+                        last = found.version
+        finally:
+            feed.queues.discard(queue)
+            if not feed.queues and self._feeds.get(game_id) is feed:
+                del self._feeds[game_id]
+                if feed.fetcher is not None:
+                    feed.fetcher.cancel()
+                with contextlib.suppress(RedisError):
+                    await self._pubsub.unsubscribe(keys.channel(game_id))
+
+    async def _listen(self) -> None:
+        while True:
+            if not self._feeds:
+                self._subscribed.clear()
+                await self._subscribed.wait()
+                continue
+            try:
+                message = await self._pubsub.get_message(timeout=1.0)
+            except RedisError as exc:
+                log.warning("watch hub lost its pub/sub connection: %s", exc)
+                await asyncio.sleep(0.5)
+                continue
+            if message is None or message.get("type") != "message":
+                continue
+            channel = message["channel"].decode()
+            game_id = channel[len(_CHANNEL_PREFIX) :]
+            feed = self._feeds.get(game_id)
+            if feed is None:
+                continue
+            feed.wanted = max(feed.wanted, int(message["data"]))
+            if feed.fetcher is None or feed.fetcher.done():
+                feed.fetcher = asyncio.create_task(self._fetch(game_id, feed))
+
+    async def _fetch(self, game_id: str, feed: _Feed) -> None:
+        """Read the announced versions once and hand them to every watcher."""
+        try:
+            while feed.last < feed.wanted:
+                start = feed.last if feed.last else feed.wanted - 1
+                entries = await self._store.entries(game_id, start)
+                if not entries:
+                    return
+                for entry in entries:
+                    for queue in feed.queues:
+                        queue.put_nowait(entry)
+                feed.last = entries[-1].version
+        except RedisError as exc:
+            log.warning("watch hub could not read %s: %s", game_id, exc)
