@@ -37,7 +37,10 @@ from truc_game.rules import (
     new_game,
     view_for,
 )
-from truc_game.rules.events import CardsDealt, Event
+from truc_game.rules.cards import trick_class
+from truc_game.rules.codec import decode_events, encode_events
+from truc_game.rules.defaults import default_action
+from truc_game.rules.events import CardsDealt, Event, TurnTimedOut
 
 options_strategy = st.builds(
     RuleOptions,
@@ -265,13 +268,17 @@ def test_a_view_does_not_depend_on_cards_hidden_from_it(
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(options=options_strategy, seed=seeds, play_seed=seeds)
-def test_every_state_round_trips_through_the_codec(
+def test_every_state_and_event_round_trips_through_the_codec(
     options: RuleOptions, seed: int, play_seed: int
 ) -> None:
-    for state, _events, seat, _action in random_match(options, seed, play_seed):
+    for state, events, seat, action in random_match(options, seed, play_seed):
         data = encode_state(state)
         assert decode_state(data) == state
         assert len(data) < 160
+        assert decode_events(encode_events(events)) == events
+        if action is not None and seat is not None:
+            timed_out = (TurnTimedOut(seat, action),)
+            assert decode_events(encode_events(timed_out)) == timed_out
         if seat is None:
             break
 
@@ -282,3 +289,24 @@ def test_the_same_seed_and_actions_replay_the_same_match(seed: int, play_seed: i
     first = [encode_state(s) for s, *_ in random_match(RuleOptions(), seed, play_seed)]
     second = [encode_state(s) for s, *_ in random_match(RuleOptions(), seed, play_seed)]
     assert first == second
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(options=options_strategy, seed=seeds, play_seed=seeds)
+def test_the_default_action_is_always_legal_and_never_a_bet(
+    options: RuleOptions, seed: int, play_seed: int
+) -> None:
+    for state, _events, seat, _action in random_match(options, seed, play_seed):
+        default = default_action(state)
+        if state.to_act is None:
+            assert default is None
+        else:
+            assert default in legal_actions(state, state.to_act)
+            if isinstance(default, MakeCall):
+                assert default.call in (Call.PASS, Call.FOLD)
+            if isinstance(default, PlayCard):
+                classes = trick_class(options.perique_trick_rank)
+                hand = state.hands[state.to_act]
+                assert classes[default.card] == max(classes[c] for c in hand)
+        if seat is None:
+            break
