@@ -27,6 +27,7 @@ import re
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -117,6 +118,8 @@ def start_process(args: Sequence[str], env: dict[str, str]) -> tuple[subprocess.
         line = process.stdout.readline().decode()
         found = _PORT.search(line)
         if found:
+            # Keep reading its output, or a full pipe would block the process.
+            threading.Thread(target=process.stdout.read, daemon=True).start()
             return process, int(found.group(1))
         if not line and process.poll() is not None:
             break
@@ -223,9 +226,19 @@ def main() -> None:
 
     rng = random.Random(2026)
     players = [f"bench-p{s}" for s in range(6)]
+    # Enough scripted actions for each phase at up to 5,000 actions/s, plus a warm-up.
+    budgets = {"full": args.seconds * 5000, "minimal": args.seconds * 5000, "light": 3 * 5000}
+    batches: dict[str, list[Script]] = {}
     scripts: list[Script] = []
-    while sum(len(s.steps) for s in scripts) < args.seconds * 4000 + 200:
-        scripts.append(make_script(len(scripts), rng, players))
+    for phase, budget in [*budgets.items(), ("warm-up", 200)]:
+        batch: list[Script] = []
+        steps = 0
+        while steps < budget:
+            script = make_script(len(scripts), rng, players)
+            scripts.append(script)
+            batch.append(script)
+            steps += len(script.steps)
+        batches[phase] = batch
     tokens = {
         s: (("authorization", "Bearer " + issue_token(DEV_SECRET, p, ttl_seconds=3600)),)
         for s, p in enumerate(players)
@@ -237,7 +250,6 @@ def main() -> None:
         ("minimal", args.concurrency, args.seconds),
         ("light", 2, 3.0),
     ]
-    share = len(scripts) // len(phases)
     results: dict[str, tuple[int, float, list[float], float]] = {}
     request_bytes = len(sample.SerializeToString())
     state_bytes = int(statistics.mean(s.state_bytes for s in scripts))
@@ -260,13 +272,12 @@ def main() -> None:
         try:
             address = f"127.0.0.1:{game_port}"
             uvloop.run(create_games(address, scripts, lobby))
+            warm_up = batches["warm-up"]
             uvloop.run(
-                run_service(
-                    address, scripts=scripts[-2:], tokens=tokens, seconds=1.0, concurrency=2
-                )
-            )  # warm-up
-            for index, (phase, concurrency, seconds) in enumerate(phases):
-                batch = scripts[index * share : (index + 1) * share]
+                run_service(address, scripts=warm_up, tokens=tokens, seconds=1.0, concurrency=2)
+            )
+            for phase, concurrency, seconds in phases:
+                batch = batches[phase]
                 cpu_before = cpu_seconds(game.pid)
                 done, elapsed, latencies = uvloop.run(
                     run_service(
