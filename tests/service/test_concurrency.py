@@ -208,3 +208,18 @@ def test_a_stale_etag_is_aborted_and_changes_nothing(
     reply = act(clients[0], name, seat1, play_action("4Co"), etag="2", request_id=request_id)
     assert reply.game.etag == "3"
     assert [e.card_played.seat for e in reply.events if e.HasField("card_played")] == [1]
+
+
+def test_a_request_id_belongs_to_its_player(
+    clients: list[game_service_pb2_grpc.GameServiceStub],
+) -> None:
+    players = new_players()
+    name = create_fixed_game(clients[0], players).name
+    shared = str(uuid.uuid4())
+    first = act(clients[0], name, auth(players[0]), play_action("2Co"), request_id=shared)
+    assert first.game.etag == "2"
+    # Seat 1 sending the same request id gets its own action applied, not seat 0's answer.
+    second = act(clients[1], name, auth(players[1]), play_action("4Co"), request_id=shared)
+    assert second.game.etag == "3"
+    assert second.game.seat == 1
+    assert [e.card_played.seat for e in second.events if e.HasField("card_played")] == [1]

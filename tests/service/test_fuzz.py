@@ -526,7 +526,8 @@ class Game:
     fresh: int = 0
     """Successful SubmitActions that made a new version."""
     replays: int = 0
-    request_ids: dict[str, int] = field(default_factory=dict)
+    request_ids: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(player, request id) -> the version it produced: request ids are per player."""
     to_act: int | None = None
     phase: game_pb2.Phase.ValueType = game_pb2.PHASE_UNSPECIFIED
     fixed_turns: bool = True
@@ -749,8 +750,9 @@ def predict_submit(
     seat = game.seat_of(caller.player)
     if seat is None:
         return Expect.error(SC.PERMISSION_DENIED, "NOT_SEATED")
-    if request.request_id in game.request_ids:
-        return Expect(SC.OK, version=game.request_ids[request.request_id], replay=True, seat=seat)
+    key = (caller.player or "", request.request_id)
+    if key in game.request_ids:
+        return Expect(SC.OK, version=game.request_ids[key], replay=True, seat=seat)
     if request.etag and request.etag != str(game.version):
         return Expect.error(SC.ABORTED, "STALE_ETAG")
     if action_key(request.action) in {action_key(a) for a in legal(game, seat)}:
@@ -764,6 +766,8 @@ def settle_submit(
     expect: Expect,
     outcome: game_service_pb2.SubmitActionResponse | grpc.RpcError,
     what: str,
+    *,
+    caller: Caller,
 ) -> None:
     """Check the outcome against the prediction and move the model on."""
     game = arena.games.get(request.name)
@@ -793,7 +797,7 @@ def settle_submit(
     game.version = expect.version
     game.fresh += 1
     if request.request_id:
-        game.request_ids[request.request_id] = expect.version
+        game.request_ids[(caller.player or "", request.request_id)] = expect.version
     game.follow(view)
     arena.replace_if_over(game)
 
@@ -886,8 +890,8 @@ def draw_request_id(data: st.DataObject, arena: Arena, game: Game) -> str:
         return str(uuid.uuid4())  # not drawn: hypothesis would repeat its favourite uuids
     if pick < 9:
         which = index(data, "reused request id")
-        used = sorted({rid for g in arena.games.values() for rid in g.request_ids})
-        mine = sorted(game.request_ids)
+        used = sorted({rid for g in arena.games.values() for _, rid in g.request_ids})
+        mine = sorted({rid for _, rid in game.request_ids})
         pool = mine if pick == 7 and mine else used
         return pool[which % len(pool)] if pool else str(uuid.uuid4())
     choices = [
@@ -924,7 +928,7 @@ def test_submit_action_fuzz_gets_documented_errors_or_legal_success(
     )
     expect = predict_submit(arena, request, caller, refs.legal)
     outcome = submit(client, request, caller.metadata)
-    settle_submit(arena, request, expect, outcome, f"SubmitAction as {caller.label}")
+    settle_submit(arena, request, expect, outcome, f"SubmitAction as {caller.label}", caller=caller)
 
 
 @fuzz_settings(GET_EXAMPLES)
@@ -1267,7 +1271,7 @@ def test_raw_bytes_fuzz_gets_only_clean_errors(
             if isinstance(reply, bytes)
             else reply
         )
-        settle_submit(arena, parsed, expect, response, "raw SubmitAction")
+        settle_submit(arena, parsed, expect, response, "raw SubmitAction", caller=caller)
         return
     outcome = call_raw(arena, replica, method, raw, caller.metadata)
     if check_raw_transport(method, raw, outcome):

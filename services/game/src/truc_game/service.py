@@ -236,10 +236,12 @@ class GameService:
         if len(etag) > MAX_ETAG:
             raise InvalidArgument("BAD_REQUEST", f"etag: at most {MAX_ETAG} characters")
         message = isinstance(action, SendSignal | SendDirective)
+        # Request ids are the caller's: another player reusing one gets nothing of it.
+        request_key = f"{identity.player}\x00{request_id}" if request_id else ""
         try:
             loaded = await self.store.load(
                 game_id,
-                request_id=request_id,
+                request_id=request_key,
                 player=identity.player,
                 kind="s" if message else "a",
                 limit=self._rate_signals if message else self._rate_actions,
@@ -281,7 +283,7 @@ class GameService:
                 expected_version=snapshot.version,
                 state=encode_state(new_state),
                 events=encode_events(transition.events),
-                request_id=request_id,
+                request_id=request_key,
                 deadline_ms=deadline,
             )
         except VersionConflict:

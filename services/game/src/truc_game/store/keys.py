@@ -44,7 +44,7 @@ class Keys:
         self.game = base
         """Hash: v (version), s (state), m (meta), d (deadline ms, '' if none)."""
         self.requests = base + ":requests"
-        """Hash: request id -> the version it produced."""
+        """Hash: player NUL request id -> the version it produced."""
         self.events = base + ":events"
         """Stream: one entry per version, id '<version>-0': s (state), e (events), d (deadline)."""
         self.deadlines = deadlines(self.shard)
