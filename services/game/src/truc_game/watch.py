@@ -53,6 +53,7 @@ class WatchHub:
         self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
         self._feeds: dict[str, _Feed] = {}
         self._subscribed = asyncio.Event()
+        self._lock = asyncio.Lock()
         self._listener: asyncio.Task[None] | None = None
 
     @property
@@ -75,12 +76,15 @@ class WatchHub:
     async def follow(self, game_id: str, after_version: int) -> AsyncIterator[Entry]:
         """Every version of the game after ``after_version``, in order, forever."""
         queue: asyncio.Queue[Entry] = asyncio.Queue()
-        feed = self._feeds.get(game_id)
-        if feed is None:
-            feed = self._feeds[game_id] = _Feed()
-            await self._pubsub.subscribe(keys.channel(game_id))
-            self._subscribed.set()
-        feed.queues.add(queue)
+        # One lock orders subscribing and unsubscribing, so a watcher arriving while
+        # the last one leaves cannot end up unsubscribed.
+        async with self._lock:
+            feed = self._feeds.get(game_id)
+            if feed is None:
+                feed = self._feeds[game_id] = _Feed()
+                await self._pubsub.subscribe(keys.channel(game_id))
+                self._subscribed.set()
+            feed.queues.add(queue)
         last = after_version
         try:
             for entry in await self._store.entries(game_id, last):
@@ -105,12 +109,14 @@ class WatchHub:
                         last = found.version
         finally:
             feed.queues.discard(queue)
-            if not feed.queues and self._feeds.get(game_id) is feed:
-                del self._feeds[game_id]
-                if feed.fetcher is not None:
-                    feed.fetcher.cancel()
-                with contextlib.suppress(RedisError):
-                    await self._pubsub.unsubscribe(keys.channel(game_id))
+            if not feed.queues:
+                async with self._lock:
+                    if not feed.queues and self._feeds.get(game_id) is feed:
+                        del self._feeds[game_id]
+                        if feed.fetcher is not None:
+                            feed.fetcher.cancel()
+                        with contextlib.suppress(RedisError):
+                            await self._pubsub.unsubscribe(keys.channel(game_id))
 
     async def _listen(self) -> None:
         while True:
