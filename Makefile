@@ -57,10 +57,12 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/service_bench.py
+	$(BIN)/python benchmarks/matchmaking_bench.py
+	$(BIN)/python benchmarks/lobby_bench.py
 
-## serve: Redis (bundled unless REDIS_URL is set) and the game service on 50051, in the foreground
+## serve: Redis (bundled unless REDIS_URL is set), the game service on 50051 and the lobby on 50052
 serve: $(STAMP)
-	TRUC_DEV_MODE=$${TRUC_DEV_MODE:-1} $(BIN)/truc serve
+	$(BIN)/python tools/serve.py
 
 ## scenarios: run every scenario file and print the result lines
 scenarios: $(STAMP)
@@ -68,13 +70,14 @@ scenarios: $(STAMP)
 
 venv: $(STAMP)
 
-$(STAMP): constraints.txt requirements-dev.txt services/game/pyproject.toml clients/python/pyproject.toml
+$(STAMP): constraints.txt requirements-dev.txt services/game/pyproject.toml \
+		services/lobby/pyproject.toml clients/python/pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 is required"; exit 1; }
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt --no-build-isolation \
-		-e clients/python -e services/game
+		-e clients/python -e services/game -e services/lobby
 	touch $(STAMP)
 
 clean:

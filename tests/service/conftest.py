@@ -29,9 +29,9 @@ _LISTENING = re.compile(r"listening on [^:]+:(\d+)")
 
 
 class Replica:
-    """One ``python -m truc_game`` process on a free port."""
+    """One ``python -m truc_game`` (or ``module``) process on a free port."""
 
-    def __init__(self, redis_url: str, **env: str) -> None:
+    def __init__(self, redis_url: str, module: str = "truc_game", **env: str) -> None:
         self.log_path = Path(tempfile.mkstemp(prefix="truc-game-", suffix=".log")[1])
         environment = {
             **os.environ,
@@ -47,15 +47,21 @@ class Replica:
         }
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "truc_game"],
+            [sys.executable, "-m", module],
             env=environment,
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
-        self.port = self._wait_for_port()
-        self.address = f"127.0.0.1:{self.port}"
-        self._wait_serving()
+        try:
+            self.port = self._wait_for_port()
+            self.address = f"127.0.0.1:{self.port}"
+            self._wait_serving()
+        except BaseException:
+            self.process.kill()
+            self.process.wait(10)
+            self._log.close()
+            raise
 
     def _wait_for_port(self, timeout: float = 20.0) -> int:
         deadline = time.monotonic() + timeout

@@ -1,0 +1,1 @@
+"""Python client of truc: bots (and, later, the typed client)."""

@@ -1,0 +1,795 @@
+"""Bots for Truc y Flou: policies that choose an action from a seat's view, and a
+:class:`BotPlayer` that plays one seat of a game through the public game API.
+
+A policy sees only the :class:`~truc.v1.game_pb2.GameView` of its own seat (the
+same message a human's client gets), never hidden information, and returns one
+of ``view.legal_actions``. Section numbers (§) refer to shared/spec/rules.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Final, Protocol, cast
+
+import grpc
+from truc.v1 import cards_pb2, game_pb2, game_service_pb2
+
+if TYPE_CHECKING:
+    from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
+
+__all__ = [
+    "BotError",
+    "BotPlayer",
+    "HeuristicPolicy",
+    "Policy",
+    "RandomPolicy",
+    "card_class",
+    "error_reason",
+]
+
+
+class Policy(Protocol):
+    """Chooses the action of the seat to act from that seat's view."""
+
+    def choose(self, view: game_pb2.GameView) -> game_pb2.Action:
+        """One of ``view.legal_actions``; ValueError if the view offers no game action."""
+        ...
+
+
+# --------------------------------------------------------------------------- cards
+
+_SW: Final = cards_pb2.SUIT_SWORDS
+_CL: Final = cards_pb2.SUIT_CLUBS
+_CO: Final = cards_pb2.SUIT_COINS
+_CU: Final = cards_pb2.SUIT_CUPS
+_RANKS: Final = 11  # proto ranks 1-10, 0 unspecified
+_SUITS: Final = 5
+
+
+def _classes(perique: int) -> tuple[int, ...]:
+    """§3.1 class (1 highest, 0 for top périques) by ``suit * 11 + rank``; 99 for no card."""
+    by_rank = {
+        cards_pb2.RANK_THREE: 5,
+        cards_pb2.RANK_TWO: 6,
+        cards_pb2.RANK_KING: 8,
+        cards_pb2.RANK_KNIGHT: 9,
+        cards_pb2.RANK_JACK: 10,
+        cards_pb2.RANK_SIX: 12,
+        cards_pb2.RANK_FIVE: 13,
+        cards_pb2.RANK_FOUR: 14,
+    }
+    named = {
+        (_SW, cards_pb2.RANK_ONE): 1,
+        (_CL, cards_pb2.RANK_ONE): 2,
+        (_SW, cards_pb2.RANK_SEVEN): 3,
+        (_CO, cards_pb2.RANK_SEVEN): 4,
+        (_CO, cards_pb2.RANK_ONE): 7,
+        (_CU, cards_pb2.RANK_ONE): 7,
+        (_CL, cards_pb2.RANK_SEVEN): 11,
+        (_CU, cards_pb2.RANK_SEVEN): 11,
+    }
+    periques = {(_CO, cards_pb2.RANK_JACK), (_CL, cards_pb2.RANK_KNIGHT)}
+    table = [99] * (_SUITS * _RANKS)
+    for suit in (_SW, _CL, _CO, _CU):
+        for rank in range(1, _RANKS):
+            key = (suit, rank)
+            if key in periques and perique == game_pb2.PERIQUE_TRICK_RANK_TOP:
+                value = 0
+            elif key in periques and perique != game_pb2.PERIQUE_TRICK_RANK_NATURAL:
+                value = 15  # LOWEST, the default (also UNSPECIFIED)
+            elif key in named:
+                value = named[key]
+            else:
+                value = by_rank[rank]  # type: ignore[index]
+            table[suit * _RANKS + rank] = value
+    return tuple(table)
+
+
+_CLASS_TABLES: Final[dict[int, tuple[int, ...]]] = {
+    p: _classes(p)
+    for p in (
+        game_pb2.PERIQUE_TRICK_RANK_UNSPECIFIED,
+        game_pb2.PERIQUE_TRICK_RANK_LOWEST,
+        game_pb2.PERIQUE_TRICK_RANK_NATURAL,
+        game_pb2.PERIQUE_TRICK_RANK_TOP,
+    )
+}
+
+
+def _class_table(view: game_pb2.GameView) -> tuple[int, ...]:
+    return _CLASS_TABLES.get(view.options.perique_trick_rank, _CLASS_TABLES[0])
+
+
+def card_class(card: cards_pb2.Card, perique: int = 0) -> int:
+    """The trick class of a card (§3.1: 1 = Espasa ... 15 = périques; lower is stronger).
+
+    ``perique`` is a ``PeriqueTrickRank`` value (UNSPECIFIED/LOWEST: 15,
+    NATURAL: as the jack and knight they are, TOP: 0).
+    """
+    table = _CLASS_TABLES.get(perique, _CLASS_TABLES[0])
+    return table[card.suit * _RANKS + card.rank] if 0 < card.suit < _SUITS else 99
+
+
+def _key(card: cards_pb2.Card) -> int:
+    return card.suit * _RANKS + card.rank
+
+
+_ESPASA: Final = _SW * _RANKS + cards_pb2.RANK_ONE
+_BASTO: Final = _CL * _RANKS + cards_pb2.RANK_ONE
+_SIGNAL_CARD: Final[dict[int, int]] = {
+    game_pb2.SIGNAL_ESPASA: _ESPASA,
+    game_pb2.SIGNAL_BASTO: _BASTO,
+    game_pb2.SIGNAL_MANILLA_SW: _SW * _RANKS + cards_pb2.RANK_SEVEN,
+    game_pb2.SIGNAL_MANILLA_CO: _CO * _RANKS + cards_pb2.RANK_SEVEN,
+}
+"""The signals that name one card (TRES and DUS name a rank)."""
+
+# --------------------------------------------------------------------------- actions
+
+_GAME_KINDS: Final = frozenset(("play_card", "call", "choose_dealer", "cut_deck"))
+_TERMINAL: Final = frozenset((game_pb2.PHASE_MATCH_OVER, game_pb2.PHASE_NO_DEAL))
+
+
+def _game_actions(view: game_pb2.GameView) -> list[game_pb2.Action]:
+    """The legal actions that are moves of the game (no signal, no directive)."""
+    return [a for a in view.legal_actions if a.WhichOneof("kind") in _GAME_KINDS]
+
+
+class RandomPolicy:
+    """A uniformly random legal game action (never a signal or a directive)."""
+
+    def __init__(self, seed: int) -> None:
+        self._rng = random.Random(seed)
+
+    def choose(self, view: game_pb2.GameView) -> game_pb2.Action:
+        actions = _game_actions(view)
+        if not actions:
+            raise ValueError("the view offers no game action (is it this seat's turn?)")
+        return self._rng.choice(actions)
+
+
+# Truc ladder (§6.1): rung 1 = TRUC ... 5 = BALOU_PARTIDO.
+_LADDER: Final = (
+    game_pb2.CALL_TRUC,
+    game_pb2.CALL_RETRUC,
+    game_pb2.CALL_BALOU_QUATRO,
+    game_pb2.CALL_BALOU_SEIZ,
+    game_pb2.CALL_BALOU_PARTIDO,
+)
+_RUNG: Final[dict[int, int]] = {call: i + 1 for i, call in enumerate(_LADDER)}
+_ACCEPT_AT: Final = (0.0, 2.5, 3.5, 4.5, 5.5, 6.5)
+"""Hand strength needed to accept a truc call of rung 1-5 (index 0 unused)."""
+_CALL_MARGIN: Final = 1.5
+"""A seat calls (or raises to) a rung with this much more than accepting it needs."""
+
+
+def _weight(card_class: int) -> float:
+    """A card's worth in the truc strength estimate."""
+    if card_class <= 2:
+        return 3.0
+    if card_class <= 4:
+        return 2.0
+    if card_class == 5:
+        return 1.5
+    if card_class == 6:
+        return 1.0
+    if card_class <= 8:
+        return 0.5
+    return 0.0
+
+
+class _Read:
+    """What a decision needs from one view, gathered in one pass over it."""
+
+    __slots__ = (
+        "calls",
+        "classes",
+        "cuts",
+        "dealers",
+        "directive",
+        "my_signals",
+        "played",
+        "plays",
+        "seat",
+        "signals",
+        "team",
+        "teammate_cards",
+    )
+
+    def __init__(self, view: game_pb2.GameView) -> None:
+        self.seat = view.seat
+        self.team = self.seat % 2
+        self.classes = _class_table(view)
+        self.plays: list[tuple[int, game_pb2.Action]] = []
+        self.calls: dict[int, game_pb2.Action] = {}
+        self.signals: list[tuple[int, game_pb2.Action]] = []
+        self.dealers: list[game_pb2.Action] = []
+        self.cuts: list[game_pb2.Action] = []
+        for action in view.legal_actions:
+            kind = action.WhichOneof("kind")
+            if kind == "play_card":
+                self.plays.append((self.classes[_key(action.play_card)], action))
+            elif kind == "call":
+                self.calls[action.call] = action
+            elif kind == "signal":
+                self.signals.append((action.signal, action))
+            elif kind == "choose_dealer":
+                self.dealers.append(action)
+            elif kind == "cut_deck":
+                self.cuts.append(action)
+        self.played: set[int] = {_key(p.card) for t in view.tricks for p in t.plays}
+        self.played.update(_key(p.card) for p in view.current_trick.plays)
+        self.my_signals: set[int] = set()
+        self.teammate_cards: dict[int, list[int]] = {}
+        """Per teammate seat, the single cards it signalled and has not played yet."""
+        self.directive = game_pb2.DIRECTIVE_UNSPECIFIED
+        for message in view.signals:
+            if message.seat % 2 != self.team:
+                continue
+            if message.WhichOneof("message") == "directive":
+                self.directive = message.directive  # the latest one counts
+            elif message.seat == self.seat:
+                self.my_signals.add(message.signal)
+            else:
+                card = _SIGNAL_CARD.get(message.signal)
+                if card is not None and card not in self.played:
+                    self.teammate_cards.setdefault(message.seat, []).append(card)
+
+
+class HeuristicPolicy:
+    """A sensible player (see the module's rules of thumb below).
+
+    * Declarations: FLOR whenever it holds one; EMBIDE with an embit of 30 or
+      more (MI_FALTA with 33 or more when its team is behind); poll answers by
+      its own embit (CANTAR with 28+, a raise with 32+, else PASS; 31+ to
+      answer MI_FALTA / RESTOU_Y_TROUCOU, which risk the manche); accepts an
+      embit raise only with a strong embit; FLOR_TAMBIEN when it can,
+      ALIMIDOU_CON_FLOR only with a strong flor.
+    * Truc: a strength estimate (its high cards, the tricks won and lost, the
+      unplayed Espasa/Basto/manillas its teammates signalled) decides calls
+      and answers; it never folds holding both the Espasa and the Basto.
+    * Cards: wins a trick with the cheapest card that beats it, otherwise
+      throws its lowest card; leaves a trick its teammate already wins; keeps
+      its high cards when a teammate still to play signalled the Espasa or
+      the Basto; spoils (pardes) a trick it cannot win when that matters.
+    * Signals each of its signalable cards once per hand, at its own turn, and
+      follows its captain's PLAY_HIGH / PLAY_LOW / LET_THEM_TAKE_IT /
+      STAY_QUIET / EMBIDE / TRUC directives where sensible.
+
+    Every decision is one pass over the view's legal actions (plus the few
+    cards on the table and the team's signals).
+    """
+
+    def __init__(self, seed: int) -> None:
+        self._rng = random.Random(seed)
+
+    def choose(self, view: game_pb2.GameView) -> game_pb2.Action:
+        read = _Read(view)
+        if read.dealers:
+            # §2.4: name the seat before ours as dealer, so that our seat is eldest.
+            wanted = (read.seat - 1) % 6
+            return next((a for a in read.dealers if a.choose_dealer == wanted), read.dealers[0])
+        if read.cuts:
+            return self._rng.choice(read.cuts)
+        prompt = view.prompt
+        if prompt == game_pb2.PROMPT_TURN:
+            action = self._turn(view, read)
+        elif prompt == game_pb2.PROMPT_TRUC_ANSWER:
+            action = self._truc_answer(view, read)
+        elif prompt == game_pb2.PROMPT_EMBIT_POLL:
+            action = self._embit_poll(view, read)
+        elif prompt == game_pb2.PROMPT_EMBIT_ANSWER:
+            action = self._embit_answer(view, read)
+        elif prompt == game_pb2.PROMPT_FLOR_POLL:
+            action = self._flor_poll(view, read)
+        elif prompt == game_pb2.PROMPT_FLOR_DECLARER:
+            action = self._flor_declarer(view, read)
+        elif prompt == game_pb2.PROMPT_FLOR_CHALLENGER:
+            action = self._flor_challenger(view, read)
+        else:
+            action = None
+        if action is not None:
+            return action
+        fallback = _game_actions(view)
+        if not fallback:
+            raise ValueError("the view offers no game action (is it this seat's turn?)")
+        return fallback[0]
+
+    # ---- helpers
+
+    @staticmethod
+    def _call(read: _Read, *calls: game_pb2.Call.ValueType) -> game_pb2.Action | None:
+        """The first of ``calls`` that is legal."""
+        for call in calls:
+            action = read.calls.get(call)
+            if action is not None:
+                return action
+        return None
+
+    @staticmethod
+    def _scores(view: game_pb2.GameView, read: _Read) -> tuple[int, int]:
+        """(ours, theirs) in the current manche."""
+        a, b = view.scores.team_a, view.scores.team_b
+        return (a, b) if read.team == 0 else (b, a)
+
+    @staticmethod
+    def _strength(view: game_pb2.GameView, read: _Read) -> float:
+        """How likely the team is to win the hand's tricks (a rough score)."""
+        classes = read.classes
+        score = sum(_weight(classes[_key(c)]) for c in view.hand)
+        mine = game_pb2.TEAM_A if read.team == 0 else game_pb2.TEAM_B
+        for trick in view.tricks:
+            if trick.winner == mine:
+                score += 2.0
+            elif trick.winner != game_pb2.TEAM_UNSPECIFIED:
+                score -= 2.0
+        for cards in read.teammate_cards.values():
+            for card in cards:
+                score += 1.5 if card in (_ESPASA, _BASTO) else 1.0
+        return score
+
+    @staticmethod
+    def _holds_espasa_and_basto(view: game_pb2.GameView) -> bool:
+        keys = {_key(c) for c in view.hand}
+        return _ESPASA in keys and _BASTO in keys
+
+    # ---- the seat's own turn
+
+    def _turn(self, view: game_pb2.GameView, read: _Read) -> game_pb2.Action | None:
+        flor = read.calls.get(game_pb2.CALL_FLOR)
+        if flor is not None and view.HasField("flor_value"):
+            return flor
+        for signal, action in read.signals:
+            if signal not in read.my_signals:
+                return action
+        quiet = read.directive == game_pb2.DIRECTIVE_STAY_QUIET
+        embit = self._open_embit(view, read, quiet)
+        if embit is not None:
+            return embit
+        truc = self._call_truc(view, read, quiet)
+        if truc is not None:
+            return truc
+        return self._play(view, read)
+
+    def _open_embit(
+        self, view: game_pb2.GameView, read: _Read, quiet: bool
+    ) -> game_pb2.Action | None:
+        if game_pb2.CALL_EMBIDE not in read.calls or not view.HasField("embit_value"):
+            return None
+        value = view.embit_value
+        ours, theirs = self._scores(view, read)
+        if value >= 33 and ours < theirs:
+            mi_falta = read.calls.get(game_pb2.CALL_MI_FALTA)
+            if mi_falta is not None:
+                return mi_falta
+        threshold = 30
+        if quiet:
+            threshold = 33
+        elif read.directive == game_pb2.DIRECTIVE_EMBIDE:
+            threshold = 28
+        return read.calls[game_pb2.CALL_EMBIDE] if value >= threshold else None
+
+    def _call_truc(
+        self, view: game_pb2.GameView, read: _Read, quiet: bool
+    ) -> game_pb2.Action | None:
+        rung_call = next((c for c in read.calls if c in _RUNG), None)
+        if rung_call is None:
+            return None
+        need = _ACCEPT_AT[_RUNG[rung_call]] + _CALL_MARGIN
+        if quiet:
+            need += 2.0
+        elif read.directive == game_pb2.DIRECTIVE_TRUC:
+            need -= 1.0
+        if self._strength(view, read) >= need:
+            return read.calls[rung_call]
+        return None
+
+    def _play(self, view: game_pb2.GameView, read: _Read) -> game_pb2.Action | None:
+        if not read.plays:
+            return None
+        lowest = max(read.plays, key=lambda p: p[0])
+        highest = min(read.plays, key=lambda p: p[0])
+        directive = read.directive
+        trick = view.current_trick
+        plays = trick.plays
+        mine = game_pb2.TEAM_A if read.team == 0 else game_pb2.TEAM_B
+        must_win = bool(view.tricks) and not any(t.winner == mine for t in view.tricks)
+        # Teammates still to play in this trick, and the best class of the top cards
+        # (Espasa, Basto) they signalled and still hold: theirs will take the trick.
+        classes = read.classes
+        after = [(trick.leader + i) % 6 for i in range(len(plays) + 1, 6)]
+        backing = min(
+            (
+                classes[card]
+                for seat in after
+                if seat % 2 == read.team
+                for card in read.teammate_cards.get(seat, ())
+                if card in (_ESPASA, _BASTO)
+            ),
+            default=99,
+        )
+        if not plays:  # leading
+            if backing < 99 or directive in (
+                game_pb2.DIRECTIVE_PLAY_LOW,
+                game_pb2.DIRECTIVE_LET_THEM_TAKE_IT,
+            ):
+                return lowest[1]
+            if view.tricks or directive == game_pb2.DIRECTIVE_PLAY_HIGH:
+                return highest[1]  # trick 2 or 3 decides the hand: lead strong
+            return lowest[1]
+        best = min(classes[_key(p.card)] for p in plays)
+        teams = {p.seat % 2 for p in plays if classes[_key(p.card)] == best}
+        if teams == {read.team}:
+            return lowest[1]  # a teammate wins the trick: let it keep it
+        opponents_after = any(seat % 2 != read.team for seat in after)
+        if directive in (game_pb2.DIRECTIVE_PLAY_LOW, game_pb2.DIRECTIVE_LET_THEM_TAKE_IT) and (
+            not must_win
+        ):
+            return lowest[1]
+        beating = [p for p in read.plays if p[0] < best]
+        if beating:
+            cheapest = max(beating, key=lambda p: p[0])
+            if backing < best and cheapest[0] <= 6:
+                return lowest[1]  # don't waste a high card: the teammate's will win
+            if directive == game_pb2.DIRECTIVE_PLAY_HIGH and opponents_after:
+                return highest[1]
+            return cheapest[1]
+        if teams == {1 - read.team}:
+            equal = next((p for p in read.plays if p[0] == best), None)
+            if equal is not None and (must_win or not opponents_after):
+                return equal[1]  # spoil the trick (pardes) rather than lose it
+        return lowest[1]
+
+    # ---- answers
+
+    def _truc_answer(self, view: game_pb2.GameView, read: _Read) -> game_pb2.Action | None:
+        rung = _RUNG.get(view.truc_call.call, 1)
+        strength = self._strength(view, read)
+        if rung < len(_LADDER):
+            raise_call = read.calls.get(_LADDER[rung])
+            if raise_call is not None and strength >= _ACCEPT_AT[rung + 1] + _CALL_MARGIN + 0.5:
+                return raise_call
+        if strength >= _ACCEPT_AT[rung] or self._holds_espasa_and_basto(view):
+            return self._call(read, game_pb2.CALL_ACCEPT)
+        return self._call(read, game_pb2.CALL_FOLD, game_pb2.CALL_ACCEPT)
+
+    def _embit_poll(self, view: game_pb2.GameView, read: _Read) -> game_pb2.Action | None:
+        value = view.embit_value if view.HasField("embit_value") else 0
+        if view.embit.call != game_pb2.CALL_EMBIDE:
+            # MI_FALTA or RESTOU_Y_TROUCOU: the manche is at stake.
+            if value >= 31:
+                return self._call(read, game_pb2.CALL_CANTAR, game_pb2.CALL_PASS)
+            return self._call(read, game_pb2.CALL_PASS)
+        if value >= 34:
+            return self._call(read, game_pb2.CALL_DUS_DE_MES, game_pb2.CALL_CANTAR)
+        if value >= 32:
+            return self._call(read, game_pb2.CALL_U_AOUTE, game_pb2.CALL_CANTAR)
+        if value >= 28:
+            return self._call(read, game_pb2.CALL_CANTAR, game_pb2.CALL_PASS)
+        return self._call(read, game_pb2.CALL_PASS)
+
+    def _embit_answer(self, view: game_pb2.GameView, read: _Read) -> game_pb2.Action | None:
+        value = view.embit_value if view.HasField("embit_value") else 0
+        points = view.embit.raise_points
+        if view.embit.challenge == game_pb2.CALL_RESTOU or points > 2:
+            strong = value >= 32
+        else:
+            strong = value >= 31 or (points <= 1 and value >= 29)
+        if strong:
+            return self._call(read, game_pb2.CALL_ACCEPT)
+        return self._call(read, game_pb2.CALL_FOLD, game_pb2.CALL_ACCEPT)
+
+    def _flor_poll(self, view: game_pb2.GameView, read: _Read) -> game_pb2.Action | None:
+        tambien = read.calls.get(game_pb2.CALL_FLOR_TAMBIEN)
+        if tambien is not None:
+            return tambien
+        if view.HasField("flor_value") and view.flor_value >= 36:
+            return self._call(read, game_pb2.CALL_ALIMIDOU_CON_FLOR, game_pb2.CALL_PASS)
+        return self._call(read, game_pb2.CALL_PASS)
+
+    def _flor_declarer(self, view: game_pb2.GameView, read: _Read) -> game_pb2.Action | None:
+        value = view.flor_value if view.HasField("flor_value") else 0
+        if value >= 39:
+            return self._call(
+                read, game_pb2.CALL_ALIBARESTOU_CON_FLOR, game_pb2.CALL_ALIMIDOU_CANTAR
+            )
+        if value >= 34:
+            return self._call(read, game_pb2.CALL_ALIMIDOU_CANTAR)
+        return self._call(read, game_pb2.CALL_FOLD)
+
+    def _flor_challenger(self, view: game_pb2.GameView, read: _Read) -> game_pb2.Action | None:
+        value = view.flor_value if view.HasField("flor_value") else 0
+        answer = next(
+            (
+                f.declarer_answer
+                for f in reversed(view.flors)
+                if f.HasField("challenger") and f.challenger == read.seat
+            ),
+            game_pb2.CALL_ALIMIDOU_CANTAR,
+        )
+        need = 39 if answer == game_pb2.CALL_ALIBARESTOU_CON_FLOR else 36
+        if value >= need:
+            return self._call(read, game_pb2.CALL_ACCEPT)
+        return self._call(read, game_pb2.CALL_FOLD, game_pb2.CALL_ACCEPT)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if i >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, i
+        shift += 7
+
+
+def _fields(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """The length-delimited fields (number, bytes) of a protobuf message."""
+    i = 0
+    while i < len(data):
+        key, i = _varint(data, i)
+        wire = key & 7
+        if wire == 0:
+            _, i = _varint(data, i)
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        elif wire == 2:
+            size, i = _varint(data, i)
+            yield key >> 3, data[i : i + size]
+            i += size
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+
+
+def _trailers(error: grpc.RpcError) -> Iterable[tuple[str, str | bytes]]:
+    """A failed call's trailing metadata as (key, value) pairs."""
+    trailing = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    return cast(Iterable[tuple[str, str | bytes]], trailing or ())
+
+
+_ERROR_INFO: Final = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+def error_reason(error: grpc.RpcError) -> str | None:
+    """The ``google.rpc.ErrorInfo.reason`` of a failed call, or None.
+
+    Decoded by hand from the ``grpc-status-details-bin`` trailer (a
+    ``google.rpc.Status`` whose ``details`` are ``Any`` messages), so the
+    client needs nothing beyond grpcio and protobuf.
+    """
+    for key, value in _trailers(error):
+        if key != "grpc-status-details-bin" or not isinstance(value, bytes):
+            continue
+        try:
+            for number, detail in _fields(value):
+                if number != 3:  # Status.details
+                    continue
+                parts = dict(_fields(detail))  # Any: 1 type_url, 2 value
+                if parts.get(1, b"").decode() == _ERROR_INFO:
+                    info = dict(_fields(parts.get(2, b"")))  # ErrorInfo: 1 reason
+                    return info.get(1, b"").decode()
+        except (ValueError, UnicodeDecodeError):
+            return None
+    return None
+
+
+class BotError(RuntimeError):
+    """The bot cannot go on (a refused action it cannot explain, or retries exhausted)."""
+
+
+# --------------------------------------------------------------------------- the player
+
+_RETRY_CODES: Final = frozenset((grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
+_STREAM_RETRY_CODES: Final = frozenset(
+    (
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+    )
+)
+
+
+def _version(view: game_pb2.GameView) -> int:
+    """A view's game version: its etag is the version (game.proto)."""
+    return int(view.etag) if view.etag.isdigit() else 0
+
+
+def _is_terminal(view: game_pb2.GameView) -> bool:
+    return view.finished or view.phase in _TERMINAL
+
+
+class BotPlayer:
+    """Plays one seat of one game through the public game API, like a player.
+
+    It follows the game with ``WatchGame`` (resuming after the last version
+    it saw when the stream drops), and whenever its seat is to act it asks its
+    policy and sends the action with ``SubmitAction`` (the view's etag, a
+    fresh request id per decision, a minimal response view). ABORTED
+    (stale etag, conflict) refreshes with ``GetGame`` and decides again;
+    UNAVAILABLE retries the same request id with a bounded backoff;
+    FAILED_PRECONDITION NOT_YOUR_TURN means its view was stale: it waits for
+    the next one. :meth:`run` returns the last view once the match is over
+    (or a fixed-deal game ran out of deals). Every wait is bounded.
+    """
+
+    def __init__(
+        self,
+        stub: GameServiceAsyncStub,
+        game: str,
+        token: str,
+        policy: Policy,
+        *,
+        think: float = 0.0,
+        rpc_timeout: float = 10.0,
+        idle_timeout: float = 20.0,
+        attempts: int = 8,
+        backoff: float = 0.05,
+        max_backoff: float = 1.0,
+    ) -> None:
+        self.name = game if game.startswith("games/") else f"games/{game}"
+        self.policy = policy
+        self._stub = stub
+        self._metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {token}"),)
+        self._think = think
+        self._rpc_timeout = rpc_timeout
+        self._idle_timeout = idle_timeout
+        self._attempts = attempts
+        self._backoff = backoff
+        self._max_backoff = max_backoff
+        self._view = game_pb2.GameView()
+        self._version = -1
+        self.actions = 0
+        """Actions of this bot the service applied."""
+        self.reconnects = 0
+        """WatchGame streams reopened after a drop, an end or an idle spell."""
+
+    @property
+    def view(self) -> game_pb2.GameView:
+        """The latest full view the bot has seen."""
+        return self._view
+
+    def _delay(self, attempt: int) -> float:
+        return float(min(self._max_backoff, self._backoff * 2**attempt))
+
+    async def run(self) -> game_pb2.GameView:
+        """Play until the match is over (or no deal is left); the final view."""
+        await self._refresh()
+        failures = 0
+        while True:
+            if _is_terminal(self._view):
+                return self._view
+            await self._act()
+            if _is_terminal(self._view):
+                return self._view
+            call = self._stub.WatchGame(
+                game_service_pb2.WatchGameRequest(name=self.name, after_version=self._version),
+                metadata=self._metadata,
+            )
+            dropped = True  # the stream failed or ended before the match did
+            try:
+                while True:
+                    message = await asyncio.wait_for(call.read(), self._idle_timeout)
+                    if not isinstance(message, game_service_pb2.WatchGameResponse):
+                        break
+                    failures = 0
+                    if message.version <= self._version:
+                        continue  # already seen (through GetGame)
+                    self._view = message.game
+                    self._version = message.version
+                    if _is_terminal(self._view):
+                        return self._view
+                    await self._act()
+                    if _is_terminal(self._view):
+                        return self._view
+            except TimeoutError:
+                dropped = False  # nothing for a while: resynchronise and watch again
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in _STREAM_RETRY_CODES:
+                    raise
+            finally:
+                call.cancel()
+            if dropped:
+                failures += 1
+                if failures > self._attempts:
+                    raise BotError(f"{self.name}: WatchGame keeps failing")
+                await asyncio.sleep(self._delay(failures))
+            self.reconnects += 1
+            await self._refresh()
+
+    async def _refresh(self) -> None:
+        """GetGame (retried while the store is unavailable): the current full view."""
+        request = game_service_pb2.GetGameRequest(name=self.name)
+        for attempt in range(self._attempts + 1):
+            try:
+                reply = await self._stub.GetGame(
+                    request, metadata=self._metadata, timeout=self._rpc_timeout
+                )
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in _RETRY_CODES or attempt == self._attempts:
+                    raise
+                await asyncio.sleep(self._delay(attempt))
+                continue
+            view = reply.game
+            view.ClearField("events")
+            version = _version(view)
+            if version >= self._version:
+                self._view = view
+                self._version = version
+            return
+
+    async def _act(self) -> None:
+        """Act while the latest view says it is this seat's turn.
+
+        Returns once an action was applied (the stream brings the next view),
+        when the view proves stale (NOT_YOUR_TURN), or when it is not our turn.
+        """
+        refused = 0
+        while True:
+            view = self._view
+            if _is_terminal(view) or not view.HasField("to_act") or view.to_act != view.seat:
+                return
+            action = self.policy.choose(view)
+            if self._think > 0:
+                await asyncio.sleep(self._think)
+            outcome = await self._submit(action, view.etag)
+            if outcome in ("applied", "wait"):
+                return
+            refused += 1  # "refresh": stale etag, conflict, or a refusal to re-check
+            if refused > self._attempts:
+                raise BotError(f"{self.name}: seat {view.seat} cannot get an action through")
+            await self._refresh()
+
+    async def _submit(self, action: game_pb2.Action, etag: str) -> str:
+        """Send one decision; "applied", "wait" (stale view) or "refresh"."""
+        request = game_service_pb2.SubmitActionRequest(
+            name=self.name,
+            action=action,
+            etag=etag,
+            request_id=uuid.uuid4().hex,
+            response_view=game_service_pb2.RESPONSE_VIEW_MINIMAL,
+        )
+        for attempt in range(self._attempts + 1):
+            try:
+                await self._stub.SubmitAction(
+                    request, metadata=self._metadata, timeout=self._rpc_timeout
+                )
+            except grpc.aio.AioRpcError as error:
+                code = error.code()
+                last = attempt == self._attempts
+                if code in _RETRY_CODES and not last:
+                    await asyncio.sleep(self._delay(attempt))
+                    continue  # the same request id: applied at most once
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and not last:
+                    await asyncio.sleep(self._retry_after(error))
+                    continue
+                if code == grpc.StatusCode.ABORTED:
+                    return "refresh"
+                if code == grpc.StatusCode.FAILED_PRECONDITION:
+                    reason = error_reason(error)
+                    if reason == "NOT_YOUR_TURN":
+                        return "wait"
+                    return "refresh"  # GAME_OVER, or a view that was stale after all
+                raise
+            self.actions += 1
+            return "applied"
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _retry_after(self, error: grpc.aio.AioRpcError) -> float:
+        for key, value in _trailers(error):
+            if key == "retry_after_ms" and isinstance(value, str) and value.isdigit():
+                return min(self._max_backoff * 5, int(value) / 1000)
+        return self._max_backoff

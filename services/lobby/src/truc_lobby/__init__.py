@@ -1,0 +1,1 @@
+"""truc-lobby: matchmaking into two teams of three."""

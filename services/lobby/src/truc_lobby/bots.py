@@ -1,0 +1,81 @@
+"""Server-side bots: each lobby replica plays the bot seats it takes from the bot jobs.
+
+The matcher appends one job per bot seat (game, seat, player, token) to a Redis
+stream; replicas read it in one consumer group, so each job is played once.
+A bot plays through the public game API with its own token, exactly like a
+player (:class:`truc_client.bots.BotPlayer`). A job is acknowledged when its
+match is over; jobs of a replica that died are claimed by another after
+``idle_ms`` and the bot resumes by watching the game from the start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+
+import grpc
+from redis.asyncio import Redis
+from redis.exceptions import RedisError, ResponseError
+from truc.v1 import game_service_pb2_grpc
+from truc_client.bots import BotPlayer, HeuristicPolicy
+
+from .store import BOT_JOBS
+
+__all__ = ["BotRunner"]
+
+log = logging.getLogger("truc.lobby.bots")
+GROUP = "bots"
+
+
+class BotRunner:
+    def __init__(
+        self,
+        redis: Redis,
+        game: game_service_pb2_grpc.GameServiceAsyncStub,
+        *,
+        idle_ms: int = 60_000,
+    ) -> None:
+        self._redis = redis
+        self._game = game
+        self._idle_ms = idle_ms
+        self._consumer = f"lobby-{secrets.token_hex(6)}"
+        self._playing: set[asyncio.Task[None]] = set()
+
+    async def run(self) -> None:
+        with contextlib.suppress(ResponseError):  # the group exists already
+            await self._redis.xgroup_create(BOT_JOBS, GROUP, id="0", mkstream=True)
+        while True:
+            try:
+                claimed = await self._redis.xautoclaim(
+                    BOT_JOBS, GROUP, self._consumer, self._idle_ms, count=10
+                )
+                jobs = list(claimed[1]) if claimed else []
+                read = await self._redis.xreadgroup(
+                    GROUP, self._consumer, {BOT_JOBS: ">"}, count=10, block=1000
+                )
+                for _, entries in read or ():
+                    jobs.extend(entries)
+                for job_id, fields in jobs:
+                    task = asyncio.create_task(self._play(job_id, fields))
+                    self._playing.add(task)
+                    task.add_done_callback(self._playing.discard)
+            except RedisError as exc:
+                log.warning("bot jobs unavailable: %s", exc)
+                await asyncio.sleep(1.0)
+
+    async def stop(self) -> None:
+        for task in list(self._playing):
+            task.cancel()
+
+    async def _play(self, job_id: bytes, fields: dict[bytes, bytes]) -> None:
+        game = fields[b"game"].decode()
+        token = fields[b"token"].decode()
+        seat = int(fields[b"seat"])
+        try:
+            player = BotPlayer(self._game, "games/" + game, token, HeuristicPolicy(seed=seat))
+            await player.run()
+        except grpc.RpcError as exc:
+            log.warning("bot for %s seat %d stopped: %s", game, seat, exc)
+        await self._redis.xack(BOT_JOBS, GROUP, job_id)

@@ -1,0 +1,103 @@
+"""Settings of the lobby, read once from the environment.
+
+| variable | default | meaning |
+|---|---|---|
+| ``REDIS_URL`` | (required) | the lobby's Redis (the game service's may be another) |
+| ``TRUC_LOBBY_HOST``, ``_PORT`` | ``127.0.0.1``, ``50052`` | where to listen (0: any port) |
+| ``TRUC_GAME_ADDRESS`` | ``127.0.0.1:50051`` | the game service |
+| ``TRUC_DEV_MODE`` | ``0`` | ``1`` allows the built-in development JWT secret |
+| ``TRUC_JWT_SECRET`` | (required unless dev mode) | HS256 key shared with the game service |
+| ``TRUC_TOKEN_TTL_SECONDS`` | ``86400`` | lifetime of the tokens the lobby issues |
+| ``TRUC_EXTERNAL_JWT_KEY`` | (none) | an identity provider's key (PEM, or an HS256 secret) |
+| ``TRUC_EXTERNAL_JWT_ALGORITHM`` | ``RS256`` | its algorithm |
+| ``TRUC_EXTERNAL_JWT_ISSUER``, ``_AUDIENCE`` | (none) | ``iss``/``aud`` its tokens carry |
+| ``TRUC_MATCH_INTERVAL_MS`` | ``200`` | how often a replica tries a matching round |
+| ``TRUC_BOT_WAIT_SECONDS`` | ``20`` | wait before bots fill a table (0: never) |
+| ``TRUC_TICKET_GRACE_SECONDS`` | ``30`` | a queued ticket nobody watches expires after this |
+| ``TRUC_DEFAULT_RATING`` | ``1500`` | rating of a new player |
+| ``TRUC_GAME_TURN_SECONDS`` | ``0`` | turn deadline of each game (0: the game's default) |
+| ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = ["DEV_SECRET", "ConfigError", "Settings"]
+
+DEV_SECRET = "truc-development-secret-do-not-use-in-production"
+"""The development key; the game service has the same one in development mode."""
+
+
+class ConfigError(ValueError):
+    """The environment does not describe a valid configuration."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    host: str = "127.0.0.1"
+    port: int = 50052
+    game_address: str = "127.0.0.1:50051"
+    jwt_secret: str = DEV_SECRET
+    token_ttl_seconds: int = 86400
+    external_jwt_key: str | None = None
+    external_jwt_algorithm: str = "RS256"
+    external_jwt_issuer: str | None = None
+    external_jwt_audience: str | None = None
+    match_interval_ms: int = 200
+    bot_wait_seconds: float = 20.0
+    ticket_grace_seconds: float = 30.0
+    default_rating: float = 1500.0
+    game_turn_seconds: int = 0
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        redis_url = env.get("REDIS_URL", "")
+        if not redis_url:
+            raise ConfigError("REDIS_URL is not set")
+        dev_mode = env.get("TRUC_DEV_MODE", "0") in ("1", "true", "yes")
+        secret = env.get("TRUC_JWT_SECRET", "")
+        if not secret:
+            if not dev_mode:
+                raise ConfigError(
+                    "TRUC_JWT_SECRET is not set (or TRUC_DEV_MODE=1 for the development key)"
+                )
+            secret = DEV_SECRET
+        elif len(secret) < 32:
+            raise ConfigError("TRUC_JWT_SECRET must be at least 32 characters")
+        return cls(
+            redis_url=redis_url,
+            host=env.get("TRUC_LOBBY_HOST", "127.0.0.1"),
+            port=_int(env, "TRUC_LOBBY_PORT", 50052, 0, 65535),
+            game_address=env.get("TRUC_GAME_ADDRESS", "127.0.0.1:50051"),
+            jwt_secret=secret,
+            token_ttl_seconds=_int(env, "TRUC_TOKEN_TTL_SECONDS", 86400, 60, 30 * 86400),
+            external_jwt_key=env.get("TRUC_EXTERNAL_JWT_KEY") or None,
+            external_jwt_algorithm=env.get("TRUC_EXTERNAL_JWT_ALGORITHM", "RS256"),
+            external_jwt_issuer=env.get("TRUC_EXTERNAL_JWT_ISSUER") or None,
+            external_jwt_audience=env.get("TRUC_EXTERNAL_JWT_AUDIENCE") or None,
+            match_interval_ms=_int(env, "TRUC_MATCH_INTERVAL_MS", 200, 10, 60_000),
+            bot_wait_seconds=float(_int(env, "TRUC_BOT_WAIT_SECONDS", 20, 0, 3600)),
+            ticket_grace_seconds=float(_int(env, "TRUC_TICKET_GRACE_SECONDS", 30, 1, 3600)),
+            default_rating=float(_int(env, "TRUC_DEFAULT_RATING", 1500, 0, 5000)),
+            game_turn_seconds=_int(env, "TRUC_GAME_TURN_SECONDS", 0, 0, 3600),
+            log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
+        )
+
+
+def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, not {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
+    return value

@@ -1,0 +1,177 @@
+"""Matching rounds: read the queue, form tables (pure), seat them atomically.
+
+Every replica runs :meth:`Matcher.run`; a short Redis lock lets one of them do
+a round at a time (the claim script would keep two concurrent rounds from
+seating a ticket twice anyway: a ticket leaves the queue in the same atomic
+step that marks it taken). A round also expires queued tickets nobody has
+watched for the grace period, and, for tickets that have waited longer than
+the bot wait, adds server-side bots to complete their table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, Final
+
+import grpc
+from redis.exceptions import RedisError
+from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
+
+from .matchmaking import MatchPolicy, Member, QueuedTicket, Table, form_tables
+from .store import BOT_JOBS, LobbyStore
+from .tokens import TokenIssuer
+
+__all__ = ["BOT_PREFIX", "Matcher"]
+
+log = logging.getLogger("truc.lobby.matcher")
+
+BOT_PREFIX: Final = "bot-"
+_LOCK_MS: Final = 5000
+
+
+class Matcher:
+    def __init__(
+        self,
+        store: LobbyStore,
+        game: game_service_pb2_grpc.GameServiceAsyncStub,
+        tokens: TokenIssuer,
+        *,
+        interval_ms: int,
+        bot_wait_seconds: float,
+        grace_seconds: float,
+        turn_seconds: int,
+        policy: MatchPolicy | None = None,
+    ) -> None:
+        self._store = store
+        self._game = game
+        self._tokens = tokens
+        self._interval = interval_ms / 1000
+        self._bot_wait = bot_wait_seconds
+        self._grace_ms = int(grace_seconds * 1000)
+        self._turn_seconds = turn_seconds
+        self._policy = policy or MatchPolicy()
+        self._owner = secrets.token_hex(8)
+        self.tables_formed = 0
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            try:
+                if await self._store.lock_matcher(self._owner, _LOCK_MS):
+                    try:
+                        await self.round()
+                    finally:
+                        await self._store.unlock_matcher(self._owner)
+            except RedisError as exc:
+                log.warning("matching round failed: %s", exc)
+            except Exception:
+                log.exception("matching round failed")
+
+    async def round(self, now: float | None = None) -> list[Table]:
+        """One round; returns the tables seated."""
+        now = time.time() if now is None else now
+        now_ms = int(now * 1000)
+        queued, beats = await self._store.queue()
+        live: dict[str, dict[str, Any]] = {}
+        for ticket, entry in queued.items():
+            if now_ms - beats.get(ticket, entry["q"]) > self._grace_ms:
+                stored = await self._store.get(ticket)
+                if stored is not None:
+                    await self._store.close(stored, "EXPIRED")
+                    log.info("ticket expired", extra={"ticket": ticket})
+                continue
+            live[ticket] = entry
+        tickets = [
+            QueuedTicket(
+                ticket=ticket,
+                members=tuple(Member(p, float(r)) for p, r in entry["m"]),
+                options=entry["k"],
+                enqueued_at=entry["q"] / 1000,
+            )
+            for ticket, entry in live.items()
+        ]
+        tables = form_tables(tickets, now, self._policy)
+        if self._bot_wait > 0:
+            tables += form_tables(self._with_bots(tickets, tables, now), now, self._policy)
+        # Seat tables concurrently (each claim and seat is atomic on its own).
+        limit = asyncio.Semaphore(16)
+
+        async def seat(table: Table) -> bool:
+            async with limit:
+                return await self._seat(table, live, now_ms)
+
+        outcomes = await asyncio.gather(*(seat(t) for t in tables))
+        seated = [t for t, ok in zip(tables, outcomes, strict=True) if ok]
+        self.tables_formed += len(seated)
+        return seated
+
+    def _with_bots(
+        self, tickets: Sequence[QueuedTicket], tables: Sequence[Table], now: float
+    ) -> list[QueuedTicket]:
+        """The tickets left over that waited past the bot wait, with enough bots
+        (rated like them) to complete a table for each options group."""
+        taken = {t for table in tables for t in table.tickets}
+        groups: dict[str, list[QueuedTicket]] = defaultdict(list)
+        for ticket in sorted(tickets, key=lambda t: (t.enqueued_at, t.ticket)):
+            if ticket.ticket not in taken:
+                groups[ticket.options].append(ticket)
+        padded: list[QueuedTicket] = []
+        for options, waiting in groups.items():
+            if now - waiting[0].enqueued_at < self._bot_wait:
+                continue
+            humans: list[QueuedTicket] = []
+            count = 0
+            for ticket in waiting:
+                if count + len(ticket.members) <= 6:
+                    humans.append(ticket)
+                    count += len(ticket.members)
+            if count >= 6:
+                continue  # enough people: the normal round will seat them as the gap widens
+            mean = sum(m.rating for t in humans for m in t.members) / count
+            bots = [
+                QueuedTicket(
+                    ticket=f"{BOT_PREFIX}{secrets.token_hex(6)}",
+                    members=(Member(f"{BOT_PREFIX}{secrets.token_hex(6)}", mean),),
+                    options=options,
+                    enqueued_at=humans[0].enqueued_at,
+                )
+                for _ in range(6 - count)
+            ]
+            padded += humans + bots
+        return padded
+
+    async def _seat(self, table: Table, live: dict[str, dict[str, Any]], now_ms: int) -> bool:
+        humans = [t for t in table.tickets if not t.startswith(BOT_PREFIX)]
+        if not await self._store.claim(humans):
+            return False
+        players = [m.player for m in table.seats]
+        options = game_pb2.RuleOptions.FromString(bytes.fromhex(table.options))
+        request = game_service_pb2.CreateGameRequest(
+            players=players, options=options, turn_seconds=self._turn_seconds
+        )
+        metadata = (("authorization", "Bearer " + self._tokens.lobby_token()),)
+        try:
+            response = await self._game.CreateGame(request, metadata=metadata, timeout=10)
+        except grpc.RpcError as exc:
+            log.warning("could not create a game: %s", exc)
+            await self._store.unclaim({t: json.dumps(live[t]) for t in humans}, now_ms)
+            return False
+        game = response.name.removeprefix("games/")
+        seats = [(s, m.player, m.player.startswith(BOT_PREFIX)) for s, m in enumerate(table.seats)]
+        await self._store.seat(
+            humans, [p for _, p, bot in seats if not bot], game=game, table=seats
+        )
+        for seat, player, bot in seats:
+            if bot:
+                token = self._tokens.player_token(player)[0]
+                await self._store.redis.xadd(
+                    BOT_JOBS, {"game": game, "seat": seat, "player": player, "token": token}
+                )
+        log.info("table seated", extra={"game": game, "tickets": humans})
+        return True

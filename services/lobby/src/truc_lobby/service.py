@@ -1,0 +1,191 @@
+"""Use cases of the lobby: guests, tickets, parties (stateless: all in Redis)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from collections.abc import Sequence
+from typing import Final
+
+import grpc
+from truc.v1 import game_pb2, lobby_pb2
+
+from .errors import LobbyError
+from .store import LobbyStore, StoredTicket
+from .tokens import TokenIssuer
+
+__all__ = ["LobbyService", "normalized_options", "parse_ticket_name", "ticket_name"]
+
+_PLAYER_ID: Final = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
+_TICKET_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_STATES: Final = {
+    "AWAITING": lobby_pb2.TICKET_STATE_AWAITING_CONFIRMATION,
+    "QUEUED": lobby_pb2.TICKET_STATE_QUEUED,
+    "MATCHING": lobby_pb2.TICKET_STATE_QUEUED,
+    "MATCHED": lobby_pb2.TICKET_STATE_MATCHED,
+    "CANCELLED": lobby_pb2.TICKET_STATE_CANCELLED,
+    "EXPIRED": lobby_pb2.TICKET_STATE_EXPIRED,
+}
+_TEAMS: Final = (game_pb2.TEAM_A, game_pb2.TEAM_B)
+
+
+def _bad(message: str) -> LobbyError:
+    return LobbyError(grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST", message)
+
+
+def ticket_name(ticket: str) -> str:
+    return "tickets/" + ticket
+
+
+def parse_ticket_name(name: str) -> str:
+    if not name.startswith("tickets/") or not _TICKET_ID.fullmatch(name[8:]):
+        raise LobbyError(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "BAD_NAME",
+            f"name must be 'tickets/<id>', not {name[:80]!r}",
+        )
+    return name[8:]
+
+
+def normalized_options(options: game_pb2.RuleOptions) -> game_pb2.RuleOptions:
+    """The options with every default written out, so equal tables get equal keys."""
+    if options.perique_trick_rank not in game_pb2.PeriqueTrickRank.values():
+        raise _bad("options.perique_trick_rank: unknown value")
+    if options.responder not in game_pb2.Responder.values():
+        raise _bad("options.responder: unknown value")
+    if options.cut not in game_pb2.CutMode.values():
+        raise _bad("options.cut: unknown value")
+    if options.ace_value not in (0, 1):
+        raise _bad("options.ace_value: 0 or 1")
+    if not 0 <= options.target_score <= 250:
+        raise _bad("options.target_score: 1-250 (0: 25)")
+    if not 0 <= options.manches_to_win <= 9:
+        raise _bad("options.manches_to_win: 1-9 (0: 2)")
+    return game_pb2.RuleOptions(
+        perique_trick_rank=options.perique_trick_rank or game_pb2.PERIQUE_TRICK_RANK_LOWEST,
+        play_out_all_tricks=options.play_out_all_tricks,
+        ace_value=options.ace_value,
+        responder=options.responder or game_pb2.RESPONDER_CAPTAIN,
+        cut=options.cut or game_pb2.CUT_MODE_AUTOMATIC,
+        target_score=options.target_score or 25,
+        manches_to_win=options.manches_to_win or 2,
+    )
+
+
+class LobbyService:
+    def __init__(self, store: LobbyStore, tokens: TokenIssuer, *, default_rating: float) -> None:
+        self.store = store
+        self.tokens = tokens
+        self._default_rating = default_rating
+
+    @staticmethod
+    def _now_ms() -> int:
+        return int(time.time() * 1000)
+
+    def sign_in_guest(self, display_name: str) -> tuple[str, str, int]:
+        """(player id, token, expiry in seconds) for a new guest."""
+        name = display_name or "guest"
+        if len(name) > 32 or not name.isprintable():
+            raise _bad("display_name: 1-32 printable characters")
+        slug = re.sub(r"[^A-Za-z0-9_-]", "", name)[:16] or "guest"
+        player = f"{slug}-{secrets.token_hex(6)}"
+        token, expires = self.tokens.player_token(player)
+        return player, token, expires
+
+    async def create_ticket(
+        self, player: str, party: Sequence[str], options: game_pb2.RuleOptions
+    ) -> StoredTicket:
+        if len(party) > 2:
+            raise _bad("party: at most two other players")
+        members = [player, *party]
+        if len(set(members)) != len(members):
+            raise _bad("party: each player once, without the caller")
+        for other in party:
+            if not _PLAYER_ID.fullmatch(other):
+                raise _bad("party: player ids are 1-128 of A-Z a-z 0-9 _ . : @ -")
+        normal = normalized_options(options)
+        data = normal.SerializeToString(deterministic=True)
+        ratings = await self.store.ratings(members, self._default_rating)
+        ticket = secrets.token_urlsafe(12)
+        entries = [(p, p == player, r) for p, r in zip(members, ratings, strict=True)]
+        if not await self.store.create(
+            ticket,
+            leader=player,
+            members=entries,
+            options=data,
+            options_key=data.hex(),
+            now_ms=self._now_ms(),
+        ):
+            raise LobbyError(
+                grpc.StatusCode.ALREADY_EXISTS,
+                "ALREADY_QUEUED",
+                f"player {player!r} already holds a live ticket",
+            )
+        found = await self.store.get(ticket)
+        assert found is not None
+        return found
+
+    async def _member_ticket(self, player: str, ticket: str) -> StoredTicket:
+        found = await self.store.get(ticket)
+        if found is None:
+            raise LobbyError(grpc.StatusCode.NOT_FOUND, "TICKET_NOT_FOUND", f"no ticket {ticket!r}")
+        if all(p != player for p, _, _ in found.members):
+            raise LobbyError(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "NOT_ON_TICKET",
+                f"{player!r} is not on this ticket",
+            )
+        return found
+
+    async def get_ticket(self, player: str, ticket: str) -> StoredTicket:
+        return await self._member_ticket(player, ticket)
+
+    async def confirm_ticket(self, player: str, ticket: str) -> StoredTicket:
+        await self._member_ticket(player, ticket)
+        outcome = await self.store.confirm(ticket, player, self._now_ms())
+        if outcome == 1:
+            raise LobbyError(
+                grpc.StatusCode.FAILED_PRECONDITION, "TICKET_CLOSED", "the ticket is closed"
+            )
+        if outcome == 4:
+            raise LobbyError(
+                grpc.StatusCode.ALREADY_EXISTS,
+                "ALREADY_QUEUED",
+                f"player {player!r} already holds another live ticket",
+            )
+        return await self._member_ticket(player, ticket)
+
+    async def cancel_ticket(self, player: str, ticket: str) -> StoredTicket:
+        found = await self._member_ticket(player, ticket)
+        if await self.store.close(found, "CANCELLED") != 2:
+            raise LobbyError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "TICKET_CLOSED",
+                "the ticket is already matched, cancelled or expired",
+            )
+        return await self._member_ticket(player, ticket)
+
+    def ticket_proto(self, stored: StoredTicket, caller: str) -> lobby_pb2.Ticket:
+        """The ticket as ``caller`` sees it (with its seat and game token once matched)."""
+        options = game_pb2.RuleOptions.FromString(stored.options)
+        message = lobby_pb2.Ticket(
+            name=ticket_name(stored.ticket),
+            state=_STATES[stored.state],
+            leader=stored.leader,
+            members=[
+                lobby_pb2.TicketMember(player=p, confirmed=c, rating=r)
+                for p, c, r in stored.members
+            ],
+            options=options,
+        )
+        message.create_time.FromMilliseconds(stored.created_ms)
+        if stored.state == "MATCHED":
+            message.game = "games/" + stored.game
+            for seat, player, bot in stored.table:
+                message.table.add(seat=seat, team=_TEAMS[seat % 2], player=player, bot=bot)
+                if player == caller:
+                    message.seat = seat
+                    message.team = _TEAMS[seat % 2]
+            message.game_token = self.tokens.player_token(caller)[0]
+        return message

@@ -1,0 +1,312 @@
+"""The lobby's Redis store: tickets, the queue, ratings, bot jobs.
+
+Every key shares the hash tag ``{lobby}``, so each Lua script below touches one
+slot (Redis Cluster keeps the lobby on one node; its load is small next to the
+games'). Every change of a ticket is one atomic script, and is published on the
+ticket's channel for watchers on any replica:
+
+* ``CREATE``: refuses a leader who already holds a live ticket; a solo ticket is
+  queued at once, a party ticket waits for its members' confirmations.
+* ``CONFIRM``: a member confirms (refused if they hold another live ticket);
+  the last confirmation queues the ticket.
+* ``CLOSE``: cancel or expire a ticket that is not matched yet.
+* ``CLAIM``: the matcher takes a table's tickets out of the queue, all or none,
+  so no player is ever seated twice; ``SEAT`` then records the game, or
+  ``UNCLAIM`` puts them back if the game could not be created.
+
+A player's "live ticket" key exists from creation (leader) or confirmation
+(member) until the ticket is matched, cancelled or expired.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from redis.asyncio import Redis
+
+__all__ = ["LobbyStore", "StoredTicket"]
+
+P: Final = "truc:{lobby}"
+QUEUE: Final = f"{P}:queue"
+HEARTBEATS: Final = f"{P}:heartbeats"
+RATINGS: Final = f"{P}:ratings"
+MATCHER_LOCK: Final = f"{P}:matcher"
+BOT_JOBS: Final = f"{P}:bots"
+CHANNEL_PREFIX: Final = "truc:lobby:ticket:"
+
+
+def ticket_key(ticket: str) -> str:
+    return f"{P}:ticket:{ticket}"
+
+
+def player_key(player: str) -> str:
+    return f"{P}:player:{player}"
+
+
+def channel(ticket: str) -> str:
+    return CHANNEL_PREFIX + ticket
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTicket:
+    ticket: str
+    state: str
+    """AWAITING, QUEUED, MATCHING, MATCHED, CANCELLED or EXPIRED."""
+    leader: str
+    members: tuple[tuple[str, bool, float], ...]
+    """(player, confirmed, rating), the leader first."""
+    options: bytes
+    """The serialized truc.v1.RuleOptions."""
+    created_ms: int
+    game: str
+    table: tuple[tuple[int, str, bool], ...]
+    """(seat, player, bot) once matched."""
+    queued_ms: int
+    """When it entered the queue (0 if it never did)."""
+    matched_ms: int
+    """When it was seated (0 if not)."""
+
+
+_CREATE = """
+if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+redis.call('SET', KEYS[3], ARGV[1])
+redis.call('HSET', KEYS[1], 's', ARGV[7], 'l', ARGV[2], 'm', ARGV[3], 'o', ARGV[4],
+  'k', ARGV[5], 'c', ARGV[6])
+if ARGV[7] == 'QUEUED' then
+  redis.call('HSET', KEYS[1], 'q', ARGV[6])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[8])
+  redis.call('HSET', KEYS[4], ARGV[1], ARGV[6])
+end
+redis.call('PUBLISH', ARGV[9], ARGV[7])
+return 1
+"""
+
+_CONFIRM = """
+local s = redis.call('HGET', KEYS[1], 's')
+if not s then return 0 end
+local members = cjson.decode(redis.call('HGET', KEYS[1], 'm'))
+local mine = nil
+for i, m in ipairs(members) do if m[1] == ARGV[2] then mine = i end end
+if not mine then return 2 end
+if s ~= 'AWAITING' then
+  if members[mine][2] == 1 and s ~= 'CANCELLED' and s ~= 'EXPIRED' then return 5 end
+  return 1
+end
+if members[mine][2] == 1 then return 5 end
+local held = redis.call('GET', KEYS[3])
+if held and held ~= ARGV[1] then return 4 end
+redis.call('SET', KEYS[3], ARGV[1])
+members[mine][2] = 1
+redis.call('HSET', KEYS[1], 'm', cjson.encode(members))
+for _, m in ipairs(members) do if m[2] ~= 1 then
+  redis.call('PUBLISH', ARGV[4], 'AWAITING')
+  return 5
+end end
+redis.call('HSET', KEYS[1], 's', 'QUEUED', 'q', ARGV[3])
+local entry = {m = {}, k = redis.call('HGET', KEYS[1], 'k'), q = tonumber(ARGV[3])}
+for _, m in ipairs(members) do table.insert(entry.m, {m[1], m[3]}) end
+redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(entry))
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[3])
+redis.call('PUBLISH', ARGV[4], 'QUEUED')
+return 5
+"""
+
+_CLOSE = """
+local s = redis.call('HGET', KEYS[1], 's')
+if not s then return 0 end
+if s ~= 'AWAITING' and s ~= 'QUEUED' then return 1 end
+redis.call('HSET', KEYS[1], 's', ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+for i = 4, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('DEL', KEYS[i]) end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PUBLISH', ARGV[3], ARGV[2])
+return 2
+"""
+
+_CLAIM = """
+for i = 3, #KEYS do
+  if redis.call('HGET', KEYS[i], 's') ~= 'QUEUED' then return 0 end
+end
+for i = 3, #KEYS do
+  redis.call('HSET', KEYS[i], 's', 'MATCHING')
+  redis.call('HDEL', KEYS[1], ARGV[i - 2])
+  redis.call('HDEL', KEYS[2], ARGV[i - 2])
+end
+return 1
+"""
+
+_UNCLAIM = """
+for i = 3, #KEYS do
+  redis.call('HSET', KEYS[i], 's', 'QUEUED')
+  redis.call('HSET', KEYS[1], ARGV[2 * (i - 2) - 1], ARGV[2 * (i - 2)])
+  redis.call('HSET', KEYS[2], ARGV[2 * (i - 2) - 1], ARGV[#ARGV])
+end
+return 1
+"""
+
+_SEAT = """
+local n = tonumber(ARGV[1])
+for i = 1, n do
+  redis.call('HSET', KEYS[i], 's', 'MATCHED', 'g', ARGV[2], 't', ARGV[3], 'a', ARGV[5])
+  redis.call('PEXPIRE', KEYS[i], ARGV[4])
+end
+for i = n + 1, #KEYS do redis.call('DEL', KEYS[i]) end
+for i = 6, #ARGV do redis.call('PUBLISH', ARGV[i], 'MATCHED') end
+return 1
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+CLOSED_TTL_MS: Final = 3600 * 1000
+"""Closed (matched, cancelled, expired) tickets stay readable this long."""
+
+
+def _ticket(ticket: str, raw: dict[bytes, bytes]) -> StoredTicket:
+    return StoredTicket(
+        ticket=ticket,
+        state=raw[b"s"].decode(),
+        leader=raw[b"l"].decode(),
+        members=tuple((m[0], bool(m[1]), float(m[2])) for m in json.loads(raw[b"m"])),
+        options=raw[b"o"],
+        created_ms=int(raw[b"c"]),
+        game=raw.get(b"g", b"").decode(),
+        table=tuple((int(t[0]), t[1], bool(t[2])) for t in json.loads(raw.get(b"t", b"[]"))),
+        queued_ms=int(raw.get(b"q", 0)),
+        matched_ms=int(raw.get(b"a", 0)),
+    )
+
+
+class LobbyStore:
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+        self._create = redis.register_script(_CREATE)
+        self._confirm = redis.register_script(_CONFIRM)
+        self._close = redis.register_script(_CLOSE)
+        self._claim = redis.register_script(_CLAIM)
+        self._unclaim = redis.register_script(_UNCLAIM)
+        self._seat = redis.register_script(_SEAT)
+        self._release = redis.register_script(_RELEASE)
+
+    async def ratings(self, players: Sequence[str], default: float) -> list[float]:
+        values = await self.redis.hmget(RATINGS, list(players))  # type: ignore[misc]
+        return [float(v) if v is not None else default for v in values]
+
+    async def create(
+        self,
+        ticket: str,
+        *,
+        leader: str,
+        members: Sequence[tuple[str, bool, float]],
+        options: bytes,
+        options_key: str,
+        now_ms: int,
+    ) -> bool:
+        """False if the leader already holds a live ticket."""
+        queued = all(confirmed for _, confirmed, _ in members)
+        entry = json.dumps({"m": [[p, r] for p, _, r in members], "k": options_key, "q": now_ms})
+        created = await self._create(
+            keys=[ticket_key(ticket), QUEUE, player_key(leader), HEARTBEATS],
+            args=[
+                ticket,
+                leader,
+                json.dumps([[p, int(c), r] for p, c, r in members]),
+                options,
+                options_key,
+                now_ms,
+                "QUEUED" if queued else "AWAITING",
+                entry,
+                channel(ticket),
+            ],
+        )
+        return bool(created)
+
+    async def get(self, ticket: str) -> StoredTicket | None:
+        raw = await self.redis.hgetall(ticket_key(ticket))  # type: ignore[misc]
+        return _ticket(ticket, raw) if raw else None
+
+    async def confirm(self, ticket: str, player: str, now_ms: int) -> int:
+        """0 no ticket, 1 closed, 2 not a member, 4 member holds another ticket, 5 done."""
+        return int(
+            await self._confirm(
+                keys=[ticket_key(ticket), QUEUE, player_key(player), HEARTBEATS],
+                args=[ticket, player, now_ms, channel(ticket)],
+            )
+        )
+
+    async def close(self, ticket: StoredTicket, state: str) -> int:
+        """0 no ticket, 1 already matched or closed, 2 closed now."""
+        return int(
+            await self._close(
+                keys=[
+                    ticket_key(ticket.ticket),
+                    QUEUE,
+                    HEARTBEATS,
+                    *(player_key(p) for p, _, _ in ticket.members),
+                ],
+                args=[ticket.ticket, state, channel(ticket.ticket), CLOSED_TTL_MS],
+            )
+        )
+
+    async def heartbeat(self, ticket: str, now_ms: int) -> None:
+        """A watcher keeps its queued ticket alive."""
+        if await self.redis.hexists(HEARTBEATS, ticket):  # type: ignore[misc]
+            await self.redis.hset(HEARTBEATS, ticket, str(now_ms))  # type: ignore[misc]
+
+    async def queue(self) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+        """The queued tickets (members with ratings, options key, queue time) and
+        their last heartbeats, read together."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hgetall(QUEUE)
+        pipe.hgetall(HEARTBEATS)
+        queued, beats = await pipe.execute()
+        return (
+            {k.decode(): json.loads(v) for k, v in queued.items()},
+            {k.decode(): int(v) for k, v in beats.items()},
+        )
+
+    async def claim(self, tickets: Sequence[str]) -> bool:
+        keys = [QUEUE, HEARTBEATS, *(ticket_key(t) for t in tickets)]
+        return bool(await self._claim(keys=keys, args=list(tickets)))
+
+    async def unclaim(self, entries: dict[str, str], now_ms: int) -> None:
+        args: list[str | int] = []
+        for ticket, entry in entries.items():
+            args += [ticket, entry]
+        keys = [QUEUE, HEARTBEATS, *(ticket_key(t) for t in entries)]
+        await self._unclaim(keys=keys, args=[*args, now_ms])
+
+    async def seat(
+        self,
+        tickets: Sequence[str],
+        players: Sequence[str],
+        *,
+        game: str,
+        table: Sequence[tuple[int, str, bool]],
+    ) -> None:
+        await self._seat(
+            keys=[*(ticket_key(t) for t in tickets), *(player_key(p) for p in players)],
+            args=[
+                len(tickets),
+                game,
+                json.dumps([list(t) for t in table]),
+                CLOSED_TTL_MS,
+                int(time.time() * 1000),
+                *(channel(t) for t in tickets),
+            ],
+        )
+
+    async def lock_matcher(self, owner: str, ttl_ms: int) -> bool:
+        return bool(await self.redis.set(MATCHER_LOCK, owner, nx=True, px=ttl_ms))
+
+    async def unlock_matcher(self, owner: str) -> None:
+        await self._release(keys=[MATCHER_LOCK], args=[owner])

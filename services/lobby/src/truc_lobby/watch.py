@@ -1,0 +1,64 @@
+"""Ticket watchers: one pattern subscription per replica for every ticket channel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from .store import CHANNEL_PREFIX
+
+__all__ = ["TicketHub"]
+
+log = logging.getLogger("truc.lobby.watch")
+
+
+class TicketHub:
+    """Wakes the local watchers of a ticket whenever it changes (on any replica)."""
+
+    def __init__(self, redis: Redis) -> None:
+        self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
+        self._waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._pubsub.psubscribe(CHANNEL_PREFIX + "*")
+        self._task = asyncio.create_task(self._listen(), name="ticket-hub")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        with contextlib.suppress(RedisError):
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    def register(self, ticket: str) -> asyncio.Event:
+        event = asyncio.Event()
+        self._waiters[ticket].add(event)
+        return event
+
+    def unregister(self, ticket: str, event: asyncio.Event) -> None:
+        waiters = self._waiters.get(ticket)
+        if waiters is not None:
+            waiters.discard(event)
+            if not waiters:
+                del self._waiters[ticket]
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                message = await self._pubsub.get_message(timeout=1.0)
+            except RedisError as exc:
+                log.warning("ticket hub lost its pub/sub connection: %s", exc)
+                await asyncio.sleep(0.5)
+                continue
+            if message is None or message.get("type") != "pmessage":
+                continue
+            ticket = message["channel"].decode()[len(CHANNEL_PREFIX) :]
+            for event in self._waiters.get(ticket, ()):
+                event.set()

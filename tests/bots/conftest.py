@@ -1,0 +1,188 @@
+"""Fixtures and helpers of the bot tests: in-process matches on the engine (the
+views a seat would get, as proto messages) and the real service's replicas."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+import grpc
+from truc.v1 import game_pb2, game_service_pb2
+from truc_client.bots import Policy
+
+from tests.service.conftest import redis_server, replicas  # noqa: F401
+from truc_game.api.convert import action_from_proto, view_to_proto
+from truc_game.rules import (
+    GameState,
+    PeriqueTrickRank,
+    Responder,
+    RuleOptions,
+    SendDirective,
+    SendSignal,
+    apply_action,
+    legal_actions,
+    new_game,
+    view_for,
+)
+
+if TYPE_CHECKING:
+    from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
+
+PLAYERS = tuple(f"p{seat}" for seat in range(6))
+MAX_ACTIONS = 20_000
+"""More actions than any match takes: a guard against a bot that never ends one."""
+
+
+def engine_view(state: GameState, seat: int, etag: str = "1") -> game_pb2.GameView:
+    """The proto view of ``seat``, exactly as the service would build it."""
+    return view_to_proto(
+        view_for(state, seat), name="games/bots", players=PLAYERS, etag=etag, deadline_ms=None
+    )
+
+
+@dataclass
+class Match:
+    """An in-process match: the final state and every action as (seat, action)."""
+
+    state: GameState
+    log: list[tuple[int, game_pb2.Action]] = field(default_factory=list)
+
+
+def play_match(policies: Sequence[Policy], seed: int, options: RuleOptions | None = None) -> Match:
+    """Play a whole match on the engine, seat ``i`` choosing with ``policies[i]``."""
+    state = new_game(options or RuleOptions(), seed=seed).state
+    match = Match(state)
+    while state.to_act is not None:
+        if len(match.log) >= MAX_ACTIONS:
+            raise AssertionError(f"match {seed} did not end in {MAX_ACTIONS} actions")
+        seat = state.to_act
+        action = policies[seat].choose(engine_view(state, seat, str(len(match.log))))
+        state = apply_action(state, seat, action_from_proto(action)).state
+        match.log.append((seat, action))
+    match.state = state
+    return match
+
+
+OPTION_SETS = (
+    RuleOptions(),
+    RuleOptions(perique_trick_rank=PeriqueTrickRank.NATURAL, responder=Responder.CALLER),
+    RuleOptions(perique_trick_rank=PeriqueTrickRank.TOP, ace_value=1),
+)
+"""Rule options the random states cycle through (the policies read them from the view)."""
+
+
+def random_states(count: int, seed: int = 0) -> list[GameState]:
+    """``count`` states from random matches (random legal actions, a few signals
+    and directives among them), each with a seat to act."""
+    rng = random.Random(seed)
+    found: list[GameState] = []
+    while len(found) < count:
+        options = OPTION_SETS[len(found) % len(OPTION_SETS)]
+        state = new_game(options, seed=rng.randrange(2**32)).state
+        steps = rng.randrange(1, 120)
+        for _ in range(steps):
+            seat = state.to_act
+            if seat is None:
+                break
+            actions = legal_actions(state, seat)
+            games = [a for a in actions if not isinstance(a, SendSignal | SendDirective)]
+            messages = [a for a in actions if isinstance(a, SendSignal | SendDirective)]
+            pool = messages if messages and rng.random() < 0.15 else games
+            next_state = apply_action(state, seat, rng.choice(pool)).state
+            if next_state.to_act is None:
+                break
+            state = next_state
+        if state.to_act is not None:
+            found.append(state)
+    return found
+
+
+# --------------------------------------------------------------------------- a flaky network
+
+
+def _unavailable(what: str) -> grpc.aio.AioRpcError:
+    return grpc.aio.AioRpcError(
+        grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), what, None
+    )
+
+
+class _DroppingCall:
+    """A WatchGame call that fails with UNAVAILABLE after ``drop_after`` messages."""
+
+    def __init__(
+        self,
+        call: grpc.aio.UnaryStreamCall[
+            game_service_pb2.WatchGameRequest, game_service_pb2.WatchGameResponse
+        ],
+        drop_after: int,
+    ) -> None:
+        self._call = call
+        self._left = drop_after
+
+    async def read(self) -> object:
+        if self._left == 0:
+            self._call.cancel()
+            raise _unavailable("the test dropped the stream")
+        self._left -= 1
+        return await self._call.read()
+
+    def cancel(self) -> bool:
+        return self._call.cancel()
+
+
+class FlakyStub:
+    """A game-service stub whose network misbehaves on purpose, over a real stub.
+
+    Every ``drop_every``-th WatchGame message the stream breaks; of the
+    SubmitAction calls, every ``fail_every``-th fails before reaching the
+    service, every ``lose_every``-th is applied but its answer is lost, and
+    every ``stale_every``-th carries a stale etag (the service answers ABORTED).
+    """
+
+    def __init__(
+        self,
+        stub: GameServiceAsyncStub,
+        *,
+        drop_every: int = 40,
+        fail_every: int = 11,
+        lose_every: int = 7,
+        stale_every: int = 9,
+    ) -> None:
+        self._stub = stub
+        self.GetGame = stub.GetGame
+        self._drop_every = drop_every
+        self._fail_every = fail_every
+        self._lose_every = lose_every
+        self._stale_every = stale_every
+        self.submits = 0
+        self.watches = 0
+
+    def WatchGame(  # noqa: N802 - the stub's method name
+        self, request: game_service_pb2.WatchGameRequest, **kwargs: Any
+    ) -> _DroppingCall:
+        self.watches += 1
+        return _DroppingCall(self._stub.WatchGame(request, **kwargs), self._drop_every)
+
+    async def SubmitAction(  # noqa: N802 - the stub's method name
+        self, request: game_service_pb2.SubmitActionRequest, **kwargs: Any
+    ) -> game_service_pb2.SubmitActionResponse:
+        self.submits += 1
+        n = self.submits
+        if n % self._fail_every == 0:
+            raise _unavailable("the test failed the call")
+        if n % self._stale_every == 0:
+            stale = game_service_pb2.SubmitActionRequest()
+            stale.CopyFrom(request)
+            stale.etag = "1"
+            request = stale
+        reply: game_service_pb2.SubmitActionResponse = await self._stub.SubmitAction(
+            request, **kwargs
+        )
+        if n % self._lose_every == 0:
+            raise _unavailable("the test lost the answer")
+        return reply
+
+    def as_stub(self) -> GameServiceAsyncStub:
+        return cast("GameServiceAsyncStub", self)

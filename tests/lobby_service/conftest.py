@@ -1,0 +1,53 @@
+"""Fixtures for the lobby tests: a real Redis, real game-service and lobby processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import grpc
+import pytest
+from truc.v1 import lobby_service_pb2, lobby_service_pb2_grpc
+
+from tests.service.conftest import SECRET, Metadata, Replica, redis_server  # noqa: F401
+from truc_game.redis_server import RedisServer
+
+
+class Stack:
+    """One game service and two lobby replicas on one Redis."""
+
+    def __init__(self, redis_url: str, **lobby_env: str) -> None:
+        self.game = Replica(redis_url)
+        env = {
+            "TRUC_GAME_ADDRESS": self.game.address,
+            "TRUC_MATCH_INTERVAL_MS": "100",
+            **lobby_env,
+        }
+        self.lobbies: list[Replica] = []
+        try:
+            for _ in range(2):
+                self.lobbies.append(Replica(redis_url, module="truc_lobby", **env))
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        for process in (*self.lobbies, self.game):
+            process.stop()
+
+    def lobby(self, index: int = 0) -> lobby_service_pb2_grpc.LobbyServiceStub:
+        channel = grpc.insecure_channel(self.lobbies[index % len(self.lobbies)].address)
+        return lobby_service_pb2_grpc.LobbyServiceStub(channel)
+
+
+@pytest.fixture(scope="module")
+def stack(redis_server: RedisServer) -> Iterator[Stack]:  # noqa: F811
+    started = Stack(redis_server.url, TRUC_BOT_WAIT_SECONDS="0")
+    yield started
+    started.stop()
+
+
+def sign_in(
+    lobby: lobby_service_pb2_grpc.LobbyServiceStub, name: str = "p"
+) -> tuple[str, Metadata]:
+    reply = lobby.SignInGuest(lobby_service_pb2.SignInGuestRequest(display_name=name))
+    return reply.player, (("authorization", "Bearer " + reply.token),)
