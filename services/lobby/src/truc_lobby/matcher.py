@@ -24,6 +24,7 @@ from redis.exceptions import RedisError
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
 from .matchmaking import MatchPolicy, Member, QueuedTicket, Table, form_tables
+from .results import ResultsFollower
 from .store import BOT_JOBS, LobbyStore
 from .tokens import TokenIssuer
 
@@ -46,6 +47,7 @@ class Matcher:
         bot_wait_seconds: float,
         grace_seconds: float,
         turn_seconds: int,
+        results: ResultsFollower | None = None,
         policy: MatchPolicy | None = None,
     ) -> None:
         self._store = store
@@ -56,6 +58,7 @@ class Matcher:
         self._grace_ms = int(grace_seconds * 1000)
         self._turn_seconds = turn_seconds
         self._policy = policy or MatchPolicy()
+        self._results = results
         self._owner = secrets.token_hex(8)
         self.tables_formed = 0
 
@@ -167,6 +170,10 @@ class Matcher:
         await self._store.seat(
             humans, [p for _, p, bot in seats if not bot], game=game, table=seats
         )
+        if self._results is not None:
+            await self._results.track(
+                game, [(s, p, bot, table.seats[s].rating) for s, p, bot in seats]
+            )
         for seat, player, bot in seats:
             if bot:
                 token = self._tokens.player_token(player)[0]

@@ -27,6 +27,7 @@ from .api import LobbyServicer, add_to_server
 from .bots import BotRunner
 from .config import DEV_SECRET, ConfigError, Settings
 from .matcher import Matcher
+from .results import ResultsFollower
 from .service import LobbyService
 from .store import LobbyStore
 from .tokens import ExternalIdentityProvider, TokenIssuer
@@ -48,6 +49,7 @@ class LobbyServer:
     hub: TicketHub
     matcher: Matcher
     bots: BotRunner
+    results: ResultsFollower
     health: Any
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -56,6 +58,7 @@ class LobbyServer:
         await self.hub.start()
         self.tasks.append(asyncio.create_task(self.matcher.run(), name="matcher"))
         self.tasks.append(asyncio.create_task(self.bots.run(), name="bots"))
+        self.tasks.append(asyncio.create_task(self.results.run(), name="results"))
         self.tasks.append(asyncio.create_task(self._probe_redis(), name="redis-probe"))
         log.info(
             "lobby listening on %s:%d (game service at %s)",
@@ -68,6 +71,7 @@ class LobbyServer:
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
         await self.bots.stop()
+        await self.results.stop()
         for task in self.tasks:
             task.cancel()
         for task in self.tasks:
@@ -120,6 +124,7 @@ def build_server(settings: Settings) -> LobbyServer:
     game_channel = grpc.aio.insecure_channel(settings.game_address)
     game = game_service_pb2_grpc.GameServiceStub(game_channel)
     hub = TicketHub(redis)
+    results = ResultsFollower(redis, game, tokens, default_rating=settings.default_rating)
     matcher = Matcher(
         store,
         game,
@@ -128,6 +133,7 @@ def build_server(settings: Settings) -> LobbyServer:
         bot_wait_seconds=settings.bot_wait_seconds,
         grace_seconds=settings.ticket_grace_seconds,
         turn_seconds=settings.game_turn_seconds,
+        results=results,
     )
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", 65536)])
     add_to_server(
@@ -150,6 +156,7 @@ def build_server(settings: Settings) -> LobbyServer:
         hub,
         matcher,
         BotRunner(redis, game),
+        results,
         health_servicer,
     )
 

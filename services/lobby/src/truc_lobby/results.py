@@ -1,0 +1,164 @@
+"""Following the games the lobby created, to update ratings when they end.
+
+Team Elo: each human player's rating moves by ``K * (S - E)``, where ``S`` is 1
+for the winning team and 0 for the other, and ``E`` the expected score from
+the two teams' mean ratings, ``1 / (1 + 10 ** ((R_them - R_us) / 400))``. Bots
+count at the rating they were seated with and are never rated themselves.
+
+Any replica may follow any game: games to follow sit in a sorted set scored by
+lease expiry; a replica claims one by pushing its lease forward, renews it
+while it watches the game (WatchGame, as the lobby), and applies the result in
+one atomic script that first removes the game from the set, so a result is
+counted once even if two replicas race. A replica that dies loses its leases,
+and another one takes the games over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Sequence
+from typing import Final
+
+import grpc
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
+
+from .store import RATINGS, P
+from .tokens import TokenIssuer
+
+__all__ = ["ACTIVE", "ResultsFollower", "elo_changes"]
+
+log = logging.getLogger("truc.lobby.results")
+
+ACTIVE: Final = f"{P}:active"
+K: Final = 32.0
+_LEASE_MS: Final = 30_000
+
+_CLAIM = """
+local lease = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not lease or tonumber(lease) > tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+"""
+
+_RESULT = """
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('DEL', KEYS[3])
+for i = 3, #ARGV, 2 do
+  redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[2])
+  redis.call('HINCRBYFLOAT', KEYS[2], ARGV[i], ARGV[i + 1])
+end
+return 1
+"""
+
+
+def game_key(game: str) -> str:
+    return f"{P}:game:{game}"
+
+
+def elo_changes(seats: Sequence[tuple[int, str, bool, float]], winner: int) -> dict[str, float]:
+    """Rating changes of the human players for a match won by team ``winner``."""
+    means = []
+    for team in (0, 1):
+        ratings = [r for seat, _, _, r in seats if seat % 2 == team]
+        means.append(sum(ratings) / len(ratings))
+    changes = {}
+    for seat, player, bot, _ in seats:
+        if bot:
+            continue
+        team = seat % 2
+        expected = 1 / (1 + 10 ** ((means[1 - team] - means[team]) / 400))
+        changes[player] = K * ((1.0 if team == winner else 0.0) - expected)
+    return changes
+
+
+class ResultsFollower:
+    def __init__(
+        self,
+        redis: Redis,
+        game: game_service_pb2_grpc.GameServiceAsyncStub,
+        tokens: TokenIssuer,
+        *,
+        default_rating: float,
+    ) -> None:
+        self._default_rating = default_rating
+        self._redis = redis
+        self._game = game
+        self._tokens = tokens
+        self._claim = redis.register_script(_CLAIM)
+        self._result = redis.register_script(_RESULT)
+        self._following: dict[str, asyncio.Task[None]] = {}
+
+    async def track(self, game: str, seats: Sequence[tuple[int, str, bool, float]]) -> None:
+        """Remember a new game (called when the lobby seats a table)."""
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.set(game_key(game), json.dumps([list(s) for s in seats]))
+        pipe.zadd(ACTIVE, {game: 0})
+        await pipe.execute()
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            try:
+                now = int(time.time() * 1000)
+                due = await self._redis.zrangebyscore(ACTIVE, "-inf", now, start=0, num=50)
+                for raw in due:
+                    game = raw.decode()
+                    if game in self._following:
+                        continue
+                    if await self._claim(keys=[ACTIVE], args=[game, now, now + _LEASE_MS]):
+                        task = asyncio.create_task(self._follow(game))
+                        self._following[game] = task
+                        task.add_done_callback(self._forget)
+            except RedisError as exc:
+                log.warning("results: %s", exc)
+
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        for game, running in list(self._following.items()):
+            if running is task:
+                del self._following[game]
+
+    async def stop(self) -> None:
+        for task in list(self._following.values()):
+            task.cancel()
+
+    async def _follow(self, game: str) -> None:
+        metadata = (("authorization", "Bearer " + self._tokens.lobby_token()),)
+        renewed = time.monotonic()
+        try:
+            stream = self._game.WatchGame(
+                game_service_pb2.WatchGameRequest(name="games/" + game), metadata=metadata
+            )
+            async for change in stream:
+                if time.monotonic() - renewed > _LEASE_MS / 3000:
+                    lease = int(time.time() * 1000) + _LEASE_MS
+                    await self._redis.zadd(ACTIVE, {game: lease}, xx=True)
+                    renewed = time.monotonic()
+                view = change.game
+                if view.finished:
+                    await self._record(game, 0 if view.winner == game_pb2.TEAM_A else 1)
+                    return
+                if view.phase == game_pb2.PHASE_NO_DEAL:
+                    await self._redis.zrem(ACTIVE, game)
+                    return
+        except grpc.RpcError as exc:
+            log.warning("results: lost %s: %s", game, exc)
+        except RedisError as exc:
+            log.warning("results: %s: %s", game, exc)
+
+    async def _record(self, game: str, winner: int) -> None:
+        raw = await self._redis.get(game_key(game))
+        if raw is None:
+            await self._redis.zrem(ACTIVE, game)
+            return
+        seats = [(int(s), p, bool(b), float(r)) for s, p, b, r in json.loads(raw)]
+        changes = elo_changes(seats, winner)
+        args: list[str | float] = [game, self._default_rating]
+        for player, delta in changes.items():
+            args += [player, delta]
+        if await self._result(keys=[ACTIVE, RATINGS, game_key(game)], args=args):
+            log.info("ratings updated", extra={"game": game, "changes": changes})
