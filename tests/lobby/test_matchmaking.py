@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from truc_lobby.matchmaking import (
     CAPTAIN_SEATS,
     TEAM_SEATS,

@@ -40,7 +40,7 @@ def test_a_human_seated_with_bots_is_rated_after_the_match(bot_stack: Stack) -> 
     async def play() -> bool:
         channel = grpc.aio.insecure_channel(bot_stack.game.address)
         stub = game_service_pb2_grpc.GameServiceStub(channel)
-        final = await BotPlayer(stub, ticket.game, ticket.game_token, HeuristicPolicy(1)).run()  # type: ignore[arg-type]
+        final = await BotPlayer(stub, ticket.game, ticket.game_token, HeuristicPolicy(1)).run()
         await channel.close(None)
         return bool(final.finished) and final.winner == ticket.team
 

@@ -19,6 +19,7 @@ import grpc
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 from truc.v1 import game_service_pb2_grpc
+
 from truc_client.bots import BotPlayer, HeuristicPolicy
 
 from .store import BOT_JOBS
