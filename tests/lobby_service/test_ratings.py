@@ -36,6 +36,10 @@ def test_a_human_seated_with_bots_is_rated_after_the_match(bot_stack: Stack) -> 
         ).ticket
     assert ticket.state == lobby_pb2.TICKET_STATE_MATCHED
     assert sum(a.bot for a in ticket.table) == 5
+    # Seated, the player may not queue again until the game ends.
+    with pytest.raises(grpc.RpcError) as refused:
+        lobby.CreateTicket(lobby_service_pb2.CreateTicketRequest(), metadata=meta)
+    assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS
 
     async def play() -> bool:
         channel = grpc.aio.insecure_channel(bot_stack.game.address)
@@ -49,7 +53,13 @@ def test_a_human_seated_with_bots_is_rated_after_the_match(bot_stack: Stack) -> 
     deadline = time.monotonic() + 15
     while rating == 1500.0 and time.monotonic() < deadline:
         time.sleep(0.5)
-        again = lobby.CreateTicket(lobby_service_pb2.CreateTicketRequest(), metadata=meta).ticket
+        try:
+            again = lobby.CreateTicket(
+                lobby_service_pb2.CreateTicketRequest(), metadata=meta
+            ).ticket
+        except grpc.RpcError as still_playing:  # released once the result is in
+            assert still_playing.code() == grpc.StatusCode.ALREADY_EXISTS
+            continue
         rating = again.members[0].rating
         lobby.CancelTicket(lobby_service_pb2.CancelTicketRequest(name=again.name), metadata=meta)
     # Five bots rated like the human: even teams, so a win is +16 and a loss -16.

@@ -27,7 +27,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
-from .store import RATINGS, P
+from .store import RATINGS, P, player_key
 from .tokens import TokenIssuer
 
 __all__ = ["ACTIVE", "ResultsFollower", "elo_changes"]
@@ -48,6 +48,9 @@ return 1
 _RESULT = """
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('DEL', KEYS[3])
+for i = 4, #KEYS do
+  if redis.call('GET', KEYS[i]) == 'game:' .. ARGV[1] then redis.call('DEL', KEYS[i]) end
+end
 for i = 3, #ARGV, 2 do
   redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[2])
   redis.call('HINCRBYFLOAT', KEYS[2], ARGV[i], ARGV[i + 1])
@@ -143,22 +146,27 @@ class ResultsFollower:
                     await self._record(game, 0 if view.winner == game_pb2.TEAM_A else 1)
                     return
                 if view.phase == game_pb2.PHASE_NO_DEAL:
-                    await self._redis.zrem(ACTIVE, game)
+                    await self._record(game, None)
                     return
         except grpc.RpcError as exc:
-            log.warning("results: lost %s: %s", game, exc)
+            if exc.code() == grpc.StatusCode.NOT_FOUND:  # expired on the game service
+                await self._record(game, None)
+            else:
+                log.warning("results: lost %s: %s", game, exc)
         except RedisError as exc:
             log.warning("results: %s: %s", game, exc)
 
-    async def _record(self, game: str, winner: int) -> None:
+    async def _record(self, game: str, winner: int | None) -> None:
+        """Rate the match (unless ``winner`` is None) and free its players, once."""
         raw = await self._redis.get(game_key(game))
         if raw is None:
             await self._redis.zrem(ACTIVE, game)
             return
         seats = [(int(s), p, bool(b), float(r)) for s, p, b, r in json.loads(raw)]
-        changes = elo_changes(seats, winner)
+        changes = elo_changes(seats, winner) if winner is not None else {}
         args: list[str | float] = [game, self._default_rating]
         for player, delta in changes.items():
             args += [player, delta]
-        if await self._result(keys=[ACTIVE, RATINGS, game_key(game)], args=args):
-            log.info("ratings updated", extra={"game": game, "changes": changes})
+        humans = [player_key(p) for _, p, bot, _ in seats if not bot]
+        if await self._result(keys=[ACTIVE, RATINGS, game_key(game), *humans], args=args):
+            log.info("game over: players released", extra={"game": game, "changes": changes})

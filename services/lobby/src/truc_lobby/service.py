@@ -120,7 +120,7 @@ class LobbyService:
             raise LobbyError(
                 grpc.StatusCode.ALREADY_EXISTS,
                 "ALREADY_QUEUED",
-                f"player {player!r} already holds a live ticket",
+                f"player {player!r} already holds a live ticket or is playing a game",
             )
         found = await self.store.get(ticket)
         assert found is not None

@@ -15,7 +15,9 @@ ticket's channel for watchers on any replica:
   ``UNCLAIM`` puts them back if the game could not be created.
 
 A player's "live ticket" key exists from creation (leader) or confirmation
-(member) until the ticket is matched, cancelled or expired.
+(member) until the ticket is cancelled or expired; once the ticket is matched
+it names the game, until the game ends (:mod:`truc_lobby.results`): a player
+is never in two games at once.
 """
 
 from __future__ import annotations
@@ -157,8 +159,8 @@ for i = 1, n do
   redis.call('HSET', KEYS[i], 's', 'MATCHED', 'g', ARGV[2], 't', ARGV[3], 'a', ARGV[5])
   redis.call('PEXPIRE', KEYS[i], ARGV[4])
 end
-for i = n + 1, #KEYS do redis.call('DEL', KEYS[i]) end
-for i = 6, #ARGV do redis.call('PUBLISH', ARGV[i], 'MATCHED') end
+for i = n + 1, #KEYS do redis.call('SET', KEYS[i], 'game:' .. ARGV[2], 'PX', ARGV[6]) end
+for i = 7, #ARGV do redis.call('PUBLISH', ARGV[i], 'MATCHED') end
 return 1
 """
 
@@ -169,6 +171,9 @@ return 0
 
 CLOSED_TTL_MS: Final = 3600 * 1000
 """Closed (matched, cancelled, expired) tickets stay readable this long."""
+PLAYING_TTL_MS: Final = 6 * 3600 * 1000
+"""A seated player may not queue again until their game ends (the results
+follower releases them), or at the latest after this long."""
 
 
 def _ticket(ticket: str, raw: dict[bytes, bytes]) -> StoredTicket:
@@ -301,6 +306,7 @@ class LobbyStore:
                 json.dumps([list(t) for t in table]),
                 CLOSED_TTL_MS,
                 int(time.time() * 1000),
+                PLAYING_TTL_MS,
                 *(channel(t) for t in tickets),
             ],
         )
