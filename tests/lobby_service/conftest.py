@@ -18,6 +18,7 @@ class Stack:
     def __init__(self, redis_url: str, **lobby_env: str) -> None:
         self.game = Replica(redis_url)
         env = {
+            "TRUC_LOBBY_PORT": "0",
             "TRUC_GAME_ADDRESS": self.game.address,
             "TRUC_MATCH_INTERVAL_MS": "100",
             **lobby_env,
@@ -51,3 +52,14 @@ def sign_in(
 ) -> tuple[str, Metadata]:
     reply = lobby.SignInGuest(lobby_service_pb2.SignInGuestRequest(display_name=name))
     return reply.player, (("authorization", "Bearer " + reply.token),)
+
+
+def start_stack(redis_url: str, **lobby_env: str) -> Stack:
+    """A :class:`Stack` whose lobby replicas each listen on a port of their own.
+
+    Without ``TRUC_LOBBY_PORT`` every lobby process binds the default 50052 and
+    gRPC's SO_REUSEPORT lets them all share it: the two replicas of a stack (and
+    those of any other stack, or test session, running meanwhile) then answer
+    connections to "either" address at the kernel's whim. Port 0: the OS picks.
+    """
+    return Stack(redis_url, **{"TRUC_LOBBY_PORT": "0", **lobby_env})

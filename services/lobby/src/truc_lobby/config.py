@@ -14,6 +14,7 @@
 | ``TRUC_MATCH_INTERVAL_MS`` | ``200`` | how often a replica tries a matching round |
 | ``TRUC_BOT_WAIT_SECONDS`` | ``20`` | wait before bots fill a table (0: never) |
 | ``TRUC_TICKET_GRACE_SECONDS`` | ``30`` | a queued ticket nobody watches expires after this |
+| ``TRUC_CONFIRM_SECONDS`` | ``120`` | a party ticket not confirmed by all expires after this |
 | ``TRUC_DEFAULT_RATING`` | ``1500`` | rating of a new player |
 | ``TRUC_GAME_TURN_SECONDS`` | ``0`` | turn deadline of each game (0: the game's default) |
 | ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level |
@@ -50,6 +51,7 @@ class Settings:
     match_interval_ms: int = 200
     bot_wait_seconds: float = 20.0
     ticket_grace_seconds: float = 30.0
+    confirm_seconds: float = 120.0
     default_rating: float = 1500.0
     game_turn_seconds: int = 0
     log_level: str = "INFO"
@@ -84,6 +86,7 @@ class Settings:
             match_interval_ms=_int(env, "TRUC_MATCH_INTERVAL_MS", 200, 10, 60_000),
             bot_wait_seconds=float(_int(env, "TRUC_BOT_WAIT_SECONDS", 20, 0, 3600)),
             ticket_grace_seconds=float(_int(env, "TRUC_TICKET_GRACE_SECONDS", 30, 1, 3600)),
+            confirm_seconds=float(_int(env, "TRUC_CONFIRM_SECONDS", 120, 1, 86400)),
             default_rating=float(_int(env, "TRUC_DEFAULT_RATING", 1500, 0, 5000)),
             game_turn_seconds=_int(env, "TRUC_GAME_TURN_SECONDS", 0, 0, 3600),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),

@@ -32,7 +32,9 @@ __all__ = ["BOT_PREFIX", "Matcher"]
 
 log = logging.getLogger("truc.lobby.matcher")
 
-BOT_PREFIX: Final = "bot-"
+BOT_PREFIX: Final = "bot:"
+"""Bot player ids (a guest's id never holds a colon, but bots are told apart by
+the matcher's own records, not by this prefix)."""
 _LOCK_MS: Final = 5000
 
 
@@ -47,6 +49,7 @@ class Matcher:
         bot_wait_seconds: float,
         grace_seconds: float,
         turn_seconds: int,
+        confirm_seconds: float = 120.0,
         results: ResultsFollower | None = None,
         policy: MatchPolicy | None = None,
     ) -> None:
@@ -56,6 +59,7 @@ class Matcher:
         self._interval = interval_ms / 1000
         self._bot_wait = bot_wait_seconds
         self._grace_ms = int(grace_seconds * 1000)
+        self._confirm_ms = int(confirm_seconds * 1000)
         self._turn_seconds = turn_seconds
         self._policy = policy or MatchPolicy()
         self._results = results
@@ -80,6 +84,10 @@ class Matcher:
         """One round; returns the tables seated."""
         now = time.time() if now is None else now
         now_ms = int(now * 1000)
+        for ticket in await self._store.unconfirmed_since(now_ms - self._confirm_ms):
+            stored = await self._store.get(ticket)
+            if stored is not None:
+                await self._store.close(stored, "EXPIRED")
         queued, beats = await self._store.queue()
         live: dict[str, dict[str, Any]] = {}
         for ticket, entry in queued.items():
@@ -100,57 +108,68 @@ class Matcher:
             for ticket, entry in live.items()
         ]
         tables = form_tables(tickets, now, self._policy)
+        bots: set[str] = set()
         if self._bot_wait > 0:
-            tables += form_tables(self._with_bots(tickets, tables, now), now, self._policy)
+            tables += self._bot_tables(tickets, tables, now, bots)
         # Seat tables concurrently (each claim and seat is atomic on its own).
         limit = asyncio.Semaphore(16)
 
         async def seat(table: Table) -> bool:
             async with limit:
-                return await self._seat(table, live, now_ms)
+                return await self._seat(table, live, now_ms, bots)
 
         outcomes = await asyncio.gather(*(seat(t) for t in tables))
         seated = [t for t, ok in zip(tables, outcomes, strict=True) if ok]
         self.tables_formed += len(seated)
         return seated
 
-    def _with_bots(
-        self, tickets: Sequence[QueuedTicket], tables: Sequence[Table], now: float
-    ) -> list[QueuedTicket]:
-        """The tickets left over that waited past the bot wait, with enough bots
-        (rated like them) to complete a table for each options group."""
+    def _bot_tables(
+        self, tickets: Sequence[QueuedTicket], tables: Sequence[Table], now: float, bots: set[str]
+    ) -> list[Table]:
+        """For each options group whose oldest left-over ticket waited past the bot
+        wait: the oldest tickets that can make a table with bots (rated like them),
+        and those bots. Bot ids are recorded in ``bots`` (never told by their names:
+        a player may call themselves anything)."""
         taken = {t for table in tables for t in table.tickets}
         groups: dict[str, list[QueuedTicket]] = defaultdict(list)
         for ticket in sorted(tickets, key=lambda t: (t.enqueued_at, t.ticket)):
             if ticket.ticket not in taken:
                 groups[ticket.options].append(ticket)
-        padded: list[QueuedTicket] = []
+        formed: list[Table] = []
         for options, waiting in groups.items():
             if now - waiting[0].enqueued_at < self._bot_wait:
                 continue
             humans: list[QueuedTicket] = []
-            count = 0
             for ticket in waiting:
-                if count + len(ticket.members) <= 6:
+                if sum(len(t.members) for t in humans) + len(ticket.members) <= 6:
                     humans.append(ticket)
-                    count += len(ticket.members)
-            if count >= 6:
-                continue  # enough people: the normal round will seat them as the gap widens
-            mean = sum(m.rating for t in humans for m in t.members) / count
-            bots = [
-                QueuedTicket(
-                    ticket=f"{BOT_PREFIX}{secrets.token_hex(6)}",
-                    members=(Member(f"{BOT_PREFIX}{secrets.token_hex(6)}", mean),),
-                    options=options,
-                    enqueued_at=humans[0].enqueued_at,
-                )
-                for _ in range(6 - count)
-            ]
-            padded += humans + bots
-        return padded
+            # Fewer humans (and more bots) until a table forms: three pairs, say,
+            # cannot make two teams of three on their own, two pairs and two bots can.
+            for count in range(len(humans), 0, -1):
+                chosen = humans[:count]
+                players = sum(len(t.members) for t in chosen)
+                mean = sum(m.rating for t in chosen for m in t.members) / players
+                fill = [
+                    QueuedTicket(
+                        ticket=f"{BOT_PREFIX}{secrets.token_hex(6)}",
+                        members=(Member(f"{BOT_PREFIX}{secrets.token_hex(6)}", mean),),
+                        options=options,
+                        enqueued_at=chosen[0].enqueued_at,
+                    )
+                    for _ in range(6 - players)
+                ]
+                made = form_tables([*chosen, *fill], now, self._policy)
+                if made:
+                    bots.update(b.members[0].player for b in fill)
+                    bots.update(b.ticket for b in fill)
+                    formed.extend(made)
+                    break
+        return formed
 
-    async def _seat(self, table: Table, live: dict[str, dict[str, Any]], now_ms: int) -> bool:
-        humans = [t for t in table.tickets if not t.startswith(BOT_PREFIX)]
+    async def _seat(
+        self, table: Table, live: dict[str, dict[str, Any]], now_ms: int, bots: set[str]
+    ) -> bool:
+        humans = [t for t in table.tickets if t not in bots]
         if not await self._store.claim(humans):
             return False
         players = [m.player for m in table.seats]
@@ -166,7 +185,7 @@ class Matcher:
             await self._store.unclaim({t: json.dumps(live[t]) for t in humans}, now_ms)
             return False
         game = response.name.removeprefix("games/")
-        seats = [(s, m.player, m.player.startswith(BOT_PREFIX)) for s, m in enumerate(table.seats)]
+        seats = [(s, m.player, m.player in bots) for s, m in enumerate(table.seats)]
         await self._store.seat(
             humans, [p for _, p, bot in seats if not bot], game=game, table=seats
         )

@@ -133,9 +133,12 @@ def build_server(settings: Settings) -> LobbyServer:
         bot_wait_seconds=settings.bot_wait_seconds,
         grace_seconds=settings.ticket_grace_seconds,
         turn_seconds=settings.game_turn_seconds,
+        confirm_seconds=settings.confirm_seconds,
         results=results,
     )
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 65536)])
+    server = grpc.aio.server(
+        options=[("grpc.max_receive_message_length", 65536), ("grpc.so_reuseport", 0)]
+    )
     add_to_server(
         LobbyServicer(service, hub, heartbeat_seconds=settings.ticket_grace_seconds / 3), server
     )

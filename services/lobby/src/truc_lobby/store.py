@@ -35,6 +35,8 @@ __all__ = ["LobbyStore", "StoredTicket"]
 P: Final = "truc:{lobby}"
 QUEUE: Final = f"{P}:queue"
 HEARTBEATS: Final = f"{P}:heartbeats"
+AWAITING: Final = f"{P}:awaiting"
+"""Party tickets waiting for confirmations, scored by creation time."""
 RATINGS: Final = f"{P}:ratings"
 MATCHER_LOCK: Final = f"{P}:matcher"
 BOT_JOBS: Final = f"{P}:bots"
@@ -78,6 +80,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
 redis.call('SET', KEYS[3], ARGV[1])
 redis.call('HSET', KEYS[1], 's', ARGV[7], 'l', ARGV[2], 'm', ARGV[3], 'o', ARGV[4],
   'k', ARGV[5], 'c', ARGV[6])
+if ARGV[7] == 'AWAITING' then redis.call('ZADD', KEYS[5], ARGV[6], ARGV[1]) end
 if ARGV[7] == 'QUEUED' then
   redis.call('HSET', KEYS[1], 'q', ARGV[6])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[8])
@@ -109,6 +112,7 @@ for _, m in ipairs(members) do if m[2] ~= 1 then
   return 5
 end end
 redis.call('HSET', KEYS[1], 's', 'QUEUED', 'q', ARGV[3])
+redis.call('ZREM', KEYS[5], ARGV[1])
 local entry = {m = {}, k = redis.call('HGET', KEYS[1], 'k'), q = tonumber(ARGV[3])}
 for _, m in ipairs(members) do table.insert(entry.m, {m[1], m[3]}) end
 redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(entry))
@@ -124,7 +128,8 @@ if s ~= 'AWAITING' and s ~= 'QUEUED' then return 1 end
 redis.call('HSET', KEYS[1], 's', ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
-for i = 4, #KEYS do
+redis.call('ZREM', KEYS[4], ARGV[1])
+for i = 5, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('DEL', KEYS[i]) end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
@@ -220,7 +225,7 @@ class LobbyStore:
         queued = all(confirmed for _, confirmed, _ in members)
         entry = json.dumps({"m": [[p, r] for p, _, r in members], "k": options_key, "q": now_ms})
         created = await self._create(
-            keys=[ticket_key(ticket), QUEUE, player_key(leader), HEARTBEATS],
+            keys=[ticket_key(ticket), QUEUE, player_key(leader), HEARTBEATS, AWAITING],
             args=[
                 ticket,
                 leader,
@@ -243,7 +248,7 @@ class LobbyStore:
         """0 no ticket, 1 closed, 2 not a member, 4 member holds another ticket, 5 done."""
         return int(
             await self._confirm(
-                keys=[ticket_key(ticket), QUEUE, player_key(player), HEARTBEATS],
+                keys=[ticket_key(ticket), QUEUE, player_key(player), HEARTBEATS, AWAITING],
                 args=[ticket, player, now_ms, channel(ticket)],
             )
         )
@@ -256,6 +261,7 @@ class LobbyStore:
                     ticket_key(ticket.ticket),
                     QUEUE,
                     HEARTBEATS,
+                    AWAITING,
                     *(player_key(p) for p, _, _ in ticket.members),
                 ],
                 args=[ticket.ticket, state, channel(ticket.ticket), CLOSED_TTL_MS],
@@ -278,6 +284,11 @@ class LobbyStore:
             {k.decode(): json.loads(v) for k, v in queued.items()},
             {k.decode(): int(v) for k, v in beats.items()},
         )
+
+    async def unconfirmed_since(self, before_ms: int) -> list[str]:
+        """Party tickets created before ``before_ms`` still waiting for a member."""
+        found = await self.redis.zrangebyscore(AWAITING, "-inf", before_ms, start=0, num=100)
+        return [t.decode() for t in found]
 
     async def claim(self, tickets: Sequence[str]) -> bool:
         keys = [QUEUE, HEARTBEATS, *(ticket_key(t) for t in tickets)]
