@@ -15,11 +15,8 @@ import asyncio
 import json
 import os
 import random
-import re
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -29,27 +26,9 @@ import uvloop
 from redis import Redis
 from truc.v1 import lobby_service_pb2, lobby_service_pb2_grpc
 
+from service_bench import start_process
 from truc_game.config import DEV_SECRET
 from truc_game.redis_server import RedisServer
-
-_PORT = re.compile(r"listening on [^:]+:(\d+)")
-
-
-def start(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
-    process = subprocess.Popen(
-        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-    )
-    assert process.stdout is not None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        line = process.stdout.readline().decode()
-        found = _PORT.search(line)
-        if found:
-            threading.Thread(target=process.stdout.read, daemon=True).start()
-            return process, int(found.group(1))
-        if not line and process.poll() is not None:
-            break
-    raise RuntimeError(f"{args} did not start")
 
 
 def token(player: str) -> str:
@@ -122,8 +101,8 @@ def main() -> None:
             "TRUC_LOG_LEVEL": "INFO",
         }
         env.pop("TRUC_JWT_SECRET", None)
-        game, game_port = start([sys.executable, "-m", "truc_game"], env)
-        lobby, lobby_port = start(
+        game, game_port = start_process([sys.executable, "-m", "truc_game"], env)
+        lobby, lobby_port = start_process(
             [sys.executable, "-m", "truc_lobby"],
             {**env, "TRUC_GAME_ADDRESS": f"127.0.0.1:{game_port}"},
         )
