@@ -40,8 +40,10 @@ class LobbyServiceStub:
     * INVALID_ARGUMENT: BAD_NAME, BAD_REQUEST (the message says which field).
     * NOT_FOUND: TICKET_NOT_FOUND.
     * ALREADY_EXISTS: ALREADY_QUEUED (a member already holds a live ticket).
-    * FAILED_PRECONDITION: NOT_CONFIRMED, TICKET_CLOSED (matched, cancelled or
-    expired).
+    * FAILED_PRECONDITION: TICKET_CLOSED (matched, cancelled or expired).
+
+    A party ticket is not an error while members have not confirmed it: it
+    waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
     * RESOURCE_EXHAUSTED: RATE_LIMITED.
     * UNAVAILABLE: STORE_UNAVAILABLE.
     """
@@ -99,8 +101,10 @@ class LobbyServiceServicer:
     * INVALID_ARGUMENT: BAD_NAME, BAD_REQUEST (the message says which field).
     * NOT_FOUND: TICKET_NOT_FOUND.
     * ALREADY_EXISTS: ALREADY_QUEUED (a member already holds a live ticket).
-    * FAILED_PRECONDITION: NOT_CONFIRMED, TICKET_CLOSED (matched, cancelled or
-    expired).
+    * FAILED_PRECONDITION: TICKET_CLOSED (matched, cancelled or expired).
+
+    A party ticket is not an error while members have not confirmed it: it
+    waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
     * RESOURCE_EXHAUSTED: RATE_LIMITED.
     * UNAVAILABLE: STORE_UNAVAILABLE.
     """
@@ -213,8 +217,10 @@ class LobbyService:
     * INVALID_ARGUMENT: BAD_NAME, BAD_REQUEST (the message says which field).
     * NOT_FOUND: TICKET_NOT_FOUND.
     * ALREADY_EXISTS: ALREADY_QUEUED (a member already holds a live ticket).
-    * FAILED_PRECONDITION: NOT_CONFIRMED, TICKET_CLOSED (matched, cancelled or
-    expired).
+    * FAILED_PRECONDITION: TICKET_CLOSED (matched, cancelled or expired).
+
+    A party ticket is not an error while members have not confirmed it: it
+    waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
     * RESOURCE_EXHAUSTED: RATE_LIMITED.
     * UNAVAILABLE: STORE_UNAVAILABLE.
     """
