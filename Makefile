@@ -5,7 +5,6 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SEED ?= 7
 
 PROTO_OUT := clients/python/src
 PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I proto \
@@ -14,9 +13,9 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 
 .PHONY: run test lint format bench serve scenarios venv clean proto proto-check
 
-## run: play a seeded match between engine bots and print it (later: the real services)
+## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
 run: $(STAMP)
-	$(BIN)/truc demo --seed $(SEED)
+	$(BIN)/python tools/run.py
 
 ## test: lint, the public and rule scenarios, unit and property tests
 test: proto-check lint $(STAMP)
