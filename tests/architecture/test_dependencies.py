@@ -1,0 +1,69 @@
+"""The layering rules, checked on the source: the rules engine is pure, and the
+two services never import each other (they talk only through gRPC)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = ROOT / "services/game/src/truc_game/rules"
+GAME = ROOT / "services/game/src/truc_game"
+LOBBY = ROOT / "services/lobby/src/truc_lobby"
+CLIENT = ROOT / "clients/python/src/truc_client"
+
+# What the pure engine may import: the standard library's pure parts only.
+PURE_STDLIB = {
+    "__future__",
+    "collections",
+    "dataclasses",
+    "enum",
+    "functools",
+    "itertools",
+    "json",
+    "random",
+    "types",
+    "typing",
+}
+
+
+def imports(folder: Path) -> dict[str, set[str]]:
+    """Top-level module names imported by each file (relative imports excluded)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(folder.rglob("*.py")):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+        found[str(path.relative_to(ROOT))] = names
+    return found
+
+
+def test_the_rules_engine_imports_nothing_but_pure_standard_modules() -> None:
+    for path, names in imports(RULES).items():
+        assert names <= PURE_STDLIB, f"{path} imports {sorted(names - PURE_STDLIB)}"
+
+
+def test_the_rules_engine_uses_no_global_randomness() -> None:
+    for path in RULES.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "random"
+            ):
+                assert node.attr == "Random", f"{path}: random.{node.attr}"
+
+
+@pytest.mark.parametrize(
+    ("folder", "forbidden"),
+    [(GAME, "truc_lobby"), (LOBBY, "truc_game"), (CLIENT, "truc_game"), (CLIENT, "truc_lobby")],
+)
+def test_services_and_client_do_not_import_each_other(folder: Path, forbidden: str) -> None:
+    for path, names in imports(folder).items():
+        assert forbidden not in names, f"{path} imports {forbidden}"
