@@ -39,7 +39,7 @@ proto-check: $(STAMP)
 	rm -rf .proto-check && mkdir -p .proto-check
 	$(call PROTOC,.proto-check)
 	touch .proto-check/truc/__init__.py .proto-check/truc/v1/__init__.py .proto-check/truc/py.typed
-	diff -r .proto-check/truc $(PROTO_OUT)/truc || { echo "generated stubs are stale: run make proto"; exit 1; }
+	diff -r -x __pycache__ .proto-check/truc $(PROTO_OUT)/truc || { echo "generated stubs are stale: run make proto"; exit 1; }
 	rm -rf .proto-check
 
 ## lint: ruff (check + format) and mypy --strict

@@ -1,0 +1,465 @@
+"""The typed async client of truc: one player's view of the lobby and the game service.
+
+:class:`TrucClient` wraps the generated ``grpc.aio`` stubs of ``LobbyService`` and
+``GameService`` and returns the generated messages. It keeps the player's token
+(from :meth:`TrucClient.sign_in_guest` or :meth:`TrucClient.use_token`) and the
+game token of every ticket it sees matched, and it handles the network:
+
+* :meth:`TrucClient.watch_game` reopens a dropped stream after the last version
+  it yielded, so the caller sees every version once, in order;
+* :meth:`TrucClient.submit` sends one request id per call and retries that same
+  id on UNAVAILABLE / DEADLINE_EXCEEDED (the service applies it at most once);
+* ABORTED (STALE_ETAG, CONFLICT) is *not* retried: the action was decided on a
+  view that is no longer current, so the client fetches the current view and
+  raises :class:`StaleView` carrying it, and the caller decides again.
+
+Every failure is a :class:`TrucError` with the gRPC code and the
+``google.rpc.ErrorInfo`` reason of the ``grpc-status-details-bin`` trailer
+(``NOT_YOUR_TURN``, ``NOT_SEATED``, ``TICKET_CLOSED``...). Render views and
+events in words with :mod:`truc_client.narration`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncGenerator, Iterable, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Final, Self, cast
+
+import grpc
+from google.protobuf.message import DecodeError
+from google.rpc import error_details_pb2, status_pb2
+from truc.v1 import (
+    cards_pb2,
+    game_pb2,
+    game_service_pb2,
+    game_service_pb2_grpc,
+    lobby_pb2,
+    lobby_service_pb2,
+    lobby_service_pb2_grpc,
+)
+
+if TYPE_CHECKING:
+    from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
+    from truc.v1.lobby_service_pb2_grpc import LobbyServiceAsyncStub
+
+__all__ = ["StaleView", "TicketClosed", "TrucClient", "TrucError"]
+
+_STATUS_DETAILS: Final = "grpc-status-details-bin"
+_RETRY_CODES: Final = frozenset((grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
+_STREAM_RETRY_CODES: Final = _RETRY_CODES | {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
+_TERMINAL: Final = frozenset((game_pb2.PHASE_MATCH_OVER, game_pb2.PHASE_NO_DEAL))
+
+
+class TrucError(Exception):
+    """A failed call: its gRPC ``code``, ErrorInfo ``reason`` ("" if none) and ``message``."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+        super().__init__(f"{code.name} {reason or '-'}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+    @staticmethod
+    def reason_of(error: grpc.RpcError) -> str:
+        """The ErrorInfo reason in a failed call's ``grpc-status-details-bin`` ("" if none)."""
+        for key, value in _trailers(error):
+            if key != _STATUS_DETAILS or not isinstance(value, bytes):
+                continue
+            status = status_pb2.Status()
+            try:
+                status.ParseFromString(value)
+            except DecodeError:  # a malformed trailer: no reason
+                return ""
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Is(info.DESCRIPTOR) and detail.Unpack(info):
+                    return str(info.reason)
+        return ""
+
+    @classmethod
+    def from_rpc(cls, error: grpc.aio.AioRpcError) -> TrucError:
+        """The :class:`TrucError` of a failed ``grpc.aio`` call."""
+        return cls(error.code(), cls.reason_of(error), error.details() or "")
+
+
+class StaleView(TrucError):
+    """SubmitAction was ABORTED (STALE_ETAG or CONFLICT); ``view`` is the current view.
+
+    The action was not applied. Decide again from ``view`` (it may no longer be
+    the caller's turn) and submit with ``view.etag``.
+    """
+
+    def __init__(self, error: TrucError, view: game_pb2.GameView) -> None:
+        super().__init__(error.code, error.reason, error.message)
+        self.view = view
+
+
+class TicketClosed(TrucError):
+    """:meth:`TrucClient.wait_until_seated`: the ticket was cancelled or expired."""
+
+    def __init__(self, ticket: lobby_pb2.Ticket) -> None:
+        state = lobby_pb2.TicketState.Name(ticket.state)
+        super().__init__(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "TICKET_CLOSED",
+            f"{ticket.name} will not be seated: {state}",
+        )
+        self.ticket = ticket
+
+
+def _trailers(error: grpc.RpcError) -> Iterable[tuple[str, str | bytes]]:
+    """A failed call's trailing metadata as (key, value) pairs."""
+    trailing = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    return cast("Iterable[tuple[str, str | bytes]]", trailing or ())
+
+
+def _name(prefix: str, name: str) -> str:
+    return name if name.startswith(prefix) else prefix + name
+
+
+def _is_terminal(view: game_pb2.GameView) -> bool:
+    return view.finished or view.phase in _TERMINAL
+
+
+class TrucClient:
+    """One player's async client of the lobby and the game service (``async with``)."""
+
+    def __init__(
+        self,
+        lobby_address: str,
+        game_address: str,
+        *,
+        rpc_timeout: float = 10.0,
+        attempts: int = 6,
+        backoff: float = 0.05,
+        max_backoff: float = 1.0,
+    ) -> None:
+        """``attempts`` bounds the retries of one call (and the reconnections in a row
+        of one watch); the waits between them double from ``backoff`` up to
+        ``max_backoff`` seconds. ``rpc_timeout`` bounds each unary call."""
+        self._lobby_channel = grpc.aio.insecure_channel(lobby_address)
+        self._game_channel = grpc.aio.insecure_channel(game_address)
+        self._lobby: LobbyServiceAsyncStub = lobby_service_pb2_grpc.LobbyServiceStub(
+            self._lobby_channel
+        )
+        self._game: GameServiceAsyncStub = game_service_pb2_grpc.GameServiceStub(self._game_channel)
+        self._rpc_timeout = rpc_timeout
+        self._attempts = attempts
+        self._backoff = backoff
+        self._max_backoff = max_backoff
+        self._token = ""
+        self._game_tokens: dict[str, str] = {}
+        self.player = ""
+        """The signed-in player id ("" after :meth:`use_token`)."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close both channels (pending calls are cancelled)."""
+        await self._lobby_channel.close(None)
+        await self._game_channel.close(None)
+
+    # ----------------------------------------------------------------- plumbing
+
+    def _delay(self, attempt: int) -> float:
+        return float(min(self._max_backoff, self._backoff * 2**attempt))
+
+    def _metadata(self, token: str) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {token}"),) if token else ()
+
+    def _game_metadata(self, game: str) -> tuple[tuple[str, str], ...]:
+        return self._metadata(self._game_tokens.get(game, self._token))
+
+    def _seen(self, ticket: lobby_pb2.Ticket) -> lobby_pb2.Ticket:
+        if ticket.state == lobby_pb2.TICKET_STATE_MATCHED and ticket.game and ticket.game_token:
+            self._game_tokens[ticket.game] = ticket.game_token
+        return ticket
+
+    # ----------------------------------------------------------------- lobby
+
+    async def sign_in_guest(self, display_name: str = "") -> str:
+        """Sign in as a new guest; keeps its token and returns the player id."""
+        try:
+            reply = await self._lobby.SignInGuest(
+                lobby_service_pb2.SignInGuestRequest(display_name=display_name),
+                timeout=self._rpc_timeout,
+            )
+        except grpc.aio.AioRpcError as error:
+            raise TrucError.from_rpc(error) from None
+        self._token = reply.token
+        self.player = reply.player
+        return reply.player
+
+    def use_token(self, token: str) -> None:
+        """Act with an existing bearer token (from the lobby or the identity provider)."""
+        self._token = token
+
+    async def queue(
+        self, party: Sequence[str] = (), options: game_pb2.RuleOptions | None = None
+    ) -> lobby_pb2.Ticket:
+        """Create a ticket: alone, or leading ``party`` (the others' player ids)."""
+        request = lobby_service_pb2.CreateTicketRequest(party=list(party), options=options)
+        try:
+            reply = await self._lobby.CreateTicket(
+                request, metadata=self._metadata(self._token), timeout=self._rpc_timeout
+            )
+        except grpc.aio.AioRpcError as error:
+            raise TrucError.from_rpc(error) from None
+        return self._seen(reply.ticket)
+
+    async def confirm(self, ticket_name: str) -> lobby_pb2.Ticket:
+        """Confirm a party ticket the caller is a member of."""
+        request = lobby_service_pb2.ConfirmTicketRequest(name=_name("tickets/", ticket_name))
+        try:
+            reply = await self._lobby.ConfirmTicket(
+                request, metadata=self._metadata(self._token), timeout=self._rpc_timeout
+            )
+        except grpc.aio.AioRpcError as error:
+            raise TrucError.from_rpc(error) from None
+        return self._seen(reply.ticket)
+
+    async def cancel(self, ticket_name: str) -> lobby_pb2.Ticket:
+        """Cancel a ticket that is not matched yet."""
+        request = lobby_service_pb2.CancelTicketRequest(name=_name("tickets/", ticket_name))
+        try:
+            reply = await self._lobby.CancelTicket(
+                request, metadata=self._metadata(self._token), timeout=self._rpc_timeout
+            )
+        except grpc.aio.AioRpcError as error:
+            raise TrucError.from_rpc(error) from None
+        return self._seen(reply.ticket)
+
+    async def get_ticket(self, name: str) -> lobby_pb2.Ticket:
+        """The ticket as the caller sees it (retried while the lobby is unavailable)."""
+        request = lobby_service_pb2.GetTicketRequest(name=_name("tickets/", name))
+        for attempt in range(self._attempts + 1):
+            try:
+                reply = await self._lobby.GetTicket(
+                    request, metadata=self._metadata(self._token), timeout=self._rpc_timeout
+                )
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in _RETRY_CODES or attempt == self._attempts:
+                    raise TrucError.from_rpc(error) from None
+                await asyncio.sleep(self._delay(attempt))
+                continue
+            return self._seen(reply.ticket)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def watch_ticket(self, name: str) -> AsyncGenerator[lobby_pb2.Ticket, None]:
+        """The ticket each time it changes, until it is matched, cancelled or expired.
+
+        Watching keeps a queued ticket alive. The stream is not resumed when it
+        drops: :meth:`wait_until_seated` does that.
+        """
+        call = self._lobby.WatchTicket(
+            lobby_service_pb2.WatchTicketRequest(name=_name("tickets/", name)),
+            metadata=self._metadata(self._token),
+        )
+        try:
+            async for change in call:
+                yield self._seen(change.ticket)
+        except grpc.aio.AioRpcError as error:
+            raise TrucError.from_rpc(error) from None
+        finally:
+            call.cancel()
+
+    async def wait_until_seated(self, name: str, timeout: float = 60.0) -> lobby_pb2.Ticket:
+        """Watch the ticket until it is matched; the matched ticket (with its game token).
+
+        Raises :class:`TicketClosed` when it is cancelled or expired, and a
+        :class:`TrucError` (DEADLINE_EXCEEDED, reason ``WAIT_TIMEOUT``) after
+        ``timeout`` seconds. A dropped stream is reopened (bounded).
+        """
+        failures = 0
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    ticket = await self.get_ticket(name)
+                    if ticket.state == lobby_pb2.TICKET_STATE_MATCHED:
+                        return ticket
+                    if ticket.state in (
+                        lobby_pb2.TICKET_STATE_CANCELLED,
+                        lobby_pb2.TICKET_STATE_EXPIRED,
+                    ):
+                        raise TicketClosed(ticket)
+                    try:
+                        async for change in self.watch_ticket(name):
+                            if change.state == lobby_pb2.TICKET_STATE_MATCHED:
+                                return change
+                            if change.state in (
+                                lobby_pb2.TICKET_STATE_CANCELLED,
+                                lobby_pb2.TICKET_STATE_EXPIRED,
+                            ):
+                                raise TicketClosed(change)
+                    except TicketClosed:
+                        raise
+                    except TrucError as error:
+                        if error.code not in _STREAM_RETRY_CODES:
+                            raise
+                    failures += 1  # the stream ended or dropped: look again
+                    if failures > self._attempts:
+                        raise TrucError(
+                            grpc.StatusCode.UNAVAILABLE,
+                            "WATCH_FAILED",
+                            f"{name}: WatchTicket keeps ending",
+                        )
+                    await asyncio.sleep(self._delay(failures))
+        except TimeoutError:
+            raise TrucError(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                "WAIT_TIMEOUT",
+                f"{name} was not seated within {timeout} s",
+            ) from None
+
+    # ----------------------------------------------------------------- game
+
+    async def get_game(self, name: str) -> game_pb2.GameView:
+        """The caller's view of the game, with its event log (retried while unavailable).
+
+        Uses the game token of the matched ticket when the client saw one, else
+        the player's token.
+        """
+        game = _name("games/", name)
+        request = game_service_pb2.GetGameRequest(name=game)
+        for attempt in range(self._attempts + 1):
+            try:
+                reply = await self._game.GetGame(
+                    request, metadata=self._game_metadata(game), timeout=self._rpc_timeout
+                )
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in _RETRY_CODES or attempt == self._attempts:
+                    raise TrucError.from_rpc(error) from None
+                await asyncio.sleep(self._delay(attempt))
+                continue
+            return reply.game
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def watch_game(
+        self, name: str, after_version: int = 0
+    ) -> AsyncGenerator[game_service_pb2.WatchGameResponse, None]:
+        """Every version of the game after ``after_version``, once each and in order.
+
+        A stream that drops (UNAVAILABLE, DEADLINE_EXCEEDED...) or ends before the
+        match does is reopened after the last version yielded, with a doubling
+        backoff; more than ``attempts`` failures in a row raise a
+        :class:`TrucError`. Ends after yielding a finished view (or a fixed-deal
+        game's last one). To resume later, pass the last ``version`` received.
+        """
+        game = _name("games/", name)
+        last = after_version
+        failures = 0
+        while True:
+            call = self._game.WatchGame(
+                game_service_pb2.WatchGameRequest(name=game, after_version=last),
+                metadata=self._game_metadata(game),
+            )
+            error: TrucError | None = None
+            try:
+                while True:
+                    message = await call.read()
+                    if not isinstance(message, game_service_pb2.WatchGameResponse):
+                        break  # EOF
+                    if message.version <= last:
+                        continue  # never yield a version twice
+                    failures = 0
+                    last = message.version
+                    yield message
+                    if _is_terminal(message.game):
+                        return
+            except grpc.aio.AioRpcError as rpc_error:
+                error = TrucError.from_rpc(rpc_error)
+                if error.code not in _STREAM_RETRY_CODES:
+                    raise error from None
+            finally:
+                call.cancel()
+            failures += 1
+            if failures > self._attempts:
+                raise error or TrucError(
+                    grpc.StatusCode.UNAVAILABLE, "WATCH_FAILED", f"{game}: WatchGame keeps ending"
+                )
+            await asyncio.sleep(self._delay(failures - 1))
+
+    async def submit(
+        self,
+        name: str,
+        action: game_pb2.Action,
+        *,
+        etag: str = "",
+        request_id: str = "",
+        response_view: game_service_pb2.ResponseView.ValueType = (
+            game_service_pb2.RESPONSE_VIEW_FULL
+        ),
+    ) -> game_service_pb2.SubmitActionResponse:
+        """Apply one action for the caller's seat; the new view and the events it caused.
+
+        ``etag`` (the view's) makes the service refuse the action if the game
+        moved on; empty acts on whatever is current. One request id (a fresh
+        UUID unless given) is retried on UNAVAILABLE / DEADLINE_EXCEEDED, so the
+        action is applied at most once; RATE_LIMITED waits ``retry_after_ms``.
+        On ABORTED (STALE_ETAG, CONFLICT) nothing was applied: the current view
+        is fetched and :class:`StaleView` raised with it, because an action
+        chosen on an outdated view must be chosen again, not resent.
+        """
+        game = _name("games/", name)
+        request = game_service_pb2.SubmitActionRequest(
+            name=game,
+            action=action,
+            etag=etag,
+            request_id=request_id or uuid.uuid4().hex,
+            response_view=response_view,
+        )
+        for attempt in range(self._attempts + 1):
+            try:
+                reply: game_service_pb2.SubmitActionResponse = await self._game.SubmitAction(
+                    request, metadata=self._game_metadata(game), timeout=self._rpc_timeout
+                )
+            except grpc.aio.AioRpcError as rpc_error:
+                code = rpc_error.code()
+                last = attempt == self._attempts
+                if code in _RETRY_CODES and not last:
+                    await asyncio.sleep(self._delay(attempt))
+                    continue  # the same request id: applied at most once
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and not last:
+                    await asyncio.sleep(self._retry_after(rpc_error))
+                    continue
+                error = TrucError.from_rpc(rpc_error)
+                if code == grpc.StatusCode.ABORTED:
+                    raise StaleView(error, await self.get_game(game)) from None
+                raise error from None
+            return reply
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _retry_after(self, error: grpc.aio.AioRpcError) -> float:
+        for key, value in _trailers(error):
+            if key == "retry_after_ms" and isinstance(value, str) and value.isdigit():
+                return min(self._max_backoff * 5, int(value) / 1000)
+        return self._max_backoff
+
+    async def play(
+        self, name: str, card: cards_pb2.Card, *, etag: str = ""
+    ) -> game_service_pb2.SubmitActionResponse:
+        """Play ``card`` from the caller's hand."""
+        return await self.submit(name, game_pb2.Action(play_card=card), etag=etag)
+
+    async def call(
+        self, name: str, call: game_pb2.Call.ValueType, *, etag: str = ""
+    ) -> game_service_pb2.SubmitActionResponse:
+        """Make a call (a declaration, an answer, a truc call)."""
+        return await self.submit(name, game_pb2.Action(call=call), etag=etag)
+
+    async def signal(
+        self, name: str, signal: game_pb2.Signal.ValueType, *, etag: str = ""
+    ) -> game_service_pb2.SubmitActionResponse:
+        """Send a signal to the caller's team."""
+        return await self.submit(name, game_pb2.Action(signal=signal), etag=etag)
