@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Final, Protocol, cast
+from typing import TYPE_CHECKING, Final, Protocol
 
 import grpc
 from truc.v1 import cards_pb2, game_pb2, game_service_pb2
+
+from .client import TrucError, retry_after_ms
 
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
@@ -27,7 +28,6 @@ __all__ = [
     "Policy",
     "RandomPolicy",
     "card_class",
-    "error_reason",
 ]
 
 
@@ -519,71 +519,6 @@ class HeuristicPolicy:
 # --------------------------------------------------------------------------- errors
 
 
-def _varint(data: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if i >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, i
-        shift += 7
-
-
-def _fields(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """The length-delimited fields (number, bytes) of a protobuf message."""
-    i = 0
-    while i < len(data):
-        key, i = _varint(data, i)
-        wire = key & 7
-        if wire == 0:
-            _, i = _varint(data, i)
-        elif wire == 1:
-            i += 8
-        elif wire == 5:
-            i += 4
-        elif wire == 2:
-            size, i = _varint(data, i)
-            yield key >> 3, data[i : i + size]
-            i += size
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
-
-
-def _trailers(error: grpc.RpcError) -> Iterable[tuple[str, str | bytes]]:
-    """A failed call's trailing metadata as (key, value) pairs."""
-    trailing = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
-    return cast(Iterable[tuple[str, str | bytes]], trailing or ())
-
-
-_ERROR_INFO: Final = "type.googleapis.com/google.rpc.ErrorInfo"
-
-
-def error_reason(error: grpc.RpcError) -> str | None:
-    """The ``google.rpc.ErrorInfo.reason`` of a failed call, or None.
-
-    Decoded by hand from the ``grpc-status-details-bin`` trailer (a
-    ``google.rpc.Status`` whose ``details`` are ``Any`` messages), so the
-    client needs nothing beyond grpcio and protobuf.
-    """
-    for key, value in _trailers(error):
-        if key != "grpc-status-details-bin" or not isinstance(value, bytes):
-            continue
-        try:
-            for number, detail in _fields(value):
-                if number != 3:  # Status.details
-                    continue
-                parts = dict(_fields(detail))  # Any: 1 type_url, 2 value
-                if parts.get(1, b"").decode() == _ERROR_INFO:
-                    info = dict(_fields(parts.get(2, b"")))  # ErrorInfo: 1 reason
-                    return info.get(1, b"").decode()
-        except (ValueError, UnicodeDecodeError):
-            return None
-    return None
-
-
 class BotError(RuntimeError):
     """The bot cannot go on (a refused action it cannot explain, or retries exhausted)."""
 
@@ -779,7 +714,7 @@ class BotPlayer:
                 if code == grpc.StatusCode.ABORTED:
                     return "refresh"
                 if code == grpc.StatusCode.FAILED_PRECONDITION:
-                    reason = error_reason(error)
+                    reason = TrucError.reason_of(error)
                     if reason == "NOT_YOUR_TURN":
                         return "wait"
                     return "refresh"  # GAME_OVER, or a view that was stale after all
@@ -789,7 +724,5 @@ class BotPlayer:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _retry_after(self, error: grpc.aio.AioRpcError) -> float:
-        for key, value in _trailers(error):
-            if key == "retry_after_ms" and isinstance(value, str) and value.isdigit():
-                return min(self._max_backoff * 5, int(value) / 1000)
-        return self._max_backoff
+        wait = retry_after_ms(error)
+        return self._max_backoff if wait is None else min(self._max_backoff * 5, wait / 1000)

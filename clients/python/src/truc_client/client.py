@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
     from truc.v1.lobby_service_pb2_grpc import LobbyServiceAsyncStub
 
-__all__ = ["StaleView", "TicketClosed", "TrucClient", "TrucError"]
+__all__ = ["StaleView", "TicketClosed", "TrucClient", "TrucError", "retry_after_ms"]
 
 _STATUS_DETAILS: Final = "grpc-status-details-bin"
 _RETRY_CODES: Final = frozenset((grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
@@ -113,6 +113,14 @@ def _trailers(error: grpc.RpcError) -> Iterable[tuple[str, str | bytes]]:
     """A failed call's trailing metadata as (key, value) pairs."""
     trailing = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
     return cast("Iterable[tuple[str, str | bytes]]", trailing or ())
+
+
+def retry_after_ms(error: grpc.RpcError) -> int | None:
+    """The wait a RESOURCE_EXHAUSTED (RATE_LIMITED) answer asks for, if it says."""
+    for key, value in _trailers(error):
+        if key == "retry_after_ms" and isinstance(value, str) and value.isdigit():
+            return int(value)
+    return None
 
 
 def _name(prefix: str, name: str) -> str:
@@ -441,10 +449,8 @@ class TrucClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _retry_after(self, error: grpc.aio.AioRpcError) -> float:
-        for key, value in _trailers(error):
-            if key == "retry_after_ms" and isinstance(value, str) and value.isdigit():
-                return min(self._max_backoff * 5, int(value) / 1000)
-        return self._max_backoff
+        wait = retry_after_ms(error)
+        return self._max_backoff if wait is None else min(self._max_backoff * 5, wait / 1000)
 
     async def play(
         self, name: str, card: cards_pb2.Card, *, etag: str = ""
