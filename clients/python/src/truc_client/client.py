@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Final, Self, cast
+from typing import TYPE_CHECKING, Final, Self, TypeVar, cast
 
 import grpc
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from google.rpc import error_details_pb2, status_pb2
 from truc.v1 import (
     cards_pb2,
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["StaleView", "TicketClosed", "TrucClient", "TrucError", "retry_after_ms"]
 
+_Reply = TypeVar("_Reply")
 _STATUS_DETAILS: Final = "grpc-status-details-bin"
 _RETRY_CODES: Final = frozenset((grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
 _STREAM_RETRY_CODES: Final = _RETRY_CODES | {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
@@ -212,6 +213,21 @@ class TrucClient:
     def _retries(self) -> _Retries:
         return _Retries(self._retry_for, self._backoff, self._max_backoff)
 
+    async def _read(
+        self,
+        method: Callable[..., Awaitable[_Reply]],
+        request: Message,
+        metadata: tuple[tuple[str, str], ...],
+    ) -> _Reply:
+        """One call that changes nothing, retried on a transient failure."""
+        retries = self._retries()
+        while True:
+            try:
+                return await method(request, metadata=metadata, timeout=self._rpc_timeout)
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in _RETRY_CODES or not await retries.wait():
+                    raise TrucError.from_rpc(error) from None
+
     def _metadata(self, token: str) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {token}"),) if token else ()
 
@@ -280,17 +296,8 @@ class TrucClient:
     async def get_ticket(self, name: str) -> lobby_pb2.Ticket:
         """The ticket as the caller sees it (retried while the lobby is unavailable)."""
         request = lobby_service_pb2.GetTicketRequest(name=_name("tickets/", name))
-        retries = self._retries()
-        while True:
-            try:
-                reply = await self._lobby.GetTicket(
-                    request, metadata=self._metadata(self._token), timeout=self._rpc_timeout
-                )
-            except grpc.aio.AioRpcError as error:
-                if error.code() not in _RETRY_CODES or not await retries.wait():
-                    raise TrucError.from_rpc(error) from None
-                continue
-            return self._seen(reply.ticket)
+        reply = await self._read(self._lobby.GetTicket, request, self._metadata(self._token))
+        return self._seen(reply.ticket)
 
     async def watch_ticket(self, name: str) -> AsyncGenerator[lobby_pb2.Ticket, None]:
         """The ticket each time it changes, until it is matched, cancelled or expired.
@@ -357,6 +364,14 @@ class TrucClient:
                 f"{name} was not seated within {timeout} s",
             ) from None
 
+    async def list_games(
+        self, page_size: int = 0, page_token: str = ""
+    ) -> lobby_service_pb2.ListGamesResponse:
+        """A page of the caller's finished games, the most recent first (retried
+        while the lobby is unavailable); read a game's log with :meth:`get_game`."""
+        request = lobby_service_pb2.ListGamesRequest(page_size=page_size, page_token=page_token)
+        return await self._read(self._lobby.ListGames, request, self._metadata(self._token))
+
     # ----------------------------------------------------------------- game
 
     async def get_game(self, name: str) -> game_pb2.GameView:
@@ -367,17 +382,8 @@ class TrucClient:
         """
         game = _name("games/", name)
         request = game_service_pb2.GetGameRequest(name=game)
-        retries = self._retries()
-        while True:
-            try:
-                reply = await self._game.GetGame(
-                    request, metadata=self._game_metadata(game), timeout=self._rpc_timeout
-                )
-            except grpc.aio.AioRpcError as error:
-                if error.code() not in _RETRY_CODES or not await retries.wait():
-                    raise TrucError.from_rpc(error) from None
-                continue
-            return reply.game
+        reply = await self._read(self._game.GetGame, request, self._game_metadata(game))
+        return reply.game
 
     async def watch_game(
         self, name: str, after_version: int = 0

@@ -12,6 +12,7 @@ import grpc
 from truc.v1 import game_pb2, lobby_pb2
 
 from .errors import LobbyError
+from .history import GameHistory, GameRecord, PageTokenError
 from .store import LobbyStore, StoredTicket
 from .tokens import TokenIssuer
 
@@ -28,6 +29,8 @@ _STATES: Final = {
     "EXPIRED": lobby_pb2.TICKET_STATE_EXPIRED,
 }
 _TEAMS: Final = (game_pb2.TEAM_A, game_pb2.TEAM_B)
+DEFAULT_PAGE_SIZE: Final = 20
+MAX_PAGE_SIZE: Final = 100
 
 
 def _bad(message: str) -> LobbyError:
@@ -74,9 +77,17 @@ def normalized_options(options: game_pb2.RuleOptions) -> game_pb2.RuleOptions:
 
 
 class LobbyService:
-    def __init__(self, store: LobbyStore, tokens: TokenIssuer, *, default_rating: float) -> None:
+    def __init__(
+        self,
+        store: LobbyStore,
+        tokens: TokenIssuer,
+        history: GameHistory,
+        *,
+        default_rating: float,
+    ) -> None:
         self.store = store
         self.tokens = tokens
+        self._history = history
         self._default_rating = default_rating
 
     @staticmethod
@@ -189,3 +200,37 @@ class LobbyService:
                     message.team = _TEAMS[seat % 2]
             message.game_token = self.tokens.player_token(caller)[0]
         return message
+
+    async def list_games(
+        self, player: str, page_size: int, page_token: str
+    ) -> tuple[list[lobby_pb2.GameSummary], str]:
+        """A page of the player's finished games (most recent first), and the next token."""
+        if not 0 <= page_size <= MAX_PAGE_SIZE:
+            raise _bad(f"page_size: 1-{MAX_PAGE_SIZE} (0: {DEFAULT_PAGE_SIZE})")
+        if len(page_token) > 256:
+            raise _bad("page_token: not one this lobby issued")
+        try:
+            records, next_token = await self._history.page(
+                player, page_size or DEFAULT_PAGE_SIZE, page_token
+            )
+        except PageTokenError:
+            raise _bad("page_token: not one this lobby issued") from None
+        return [_summary(record, player) for record in records], next_token
+
+
+def _summary(record: GameRecord, caller: str) -> lobby_pb2.GameSummary:
+    summary = lobby_pb2.GameSummary(
+        name="games/" + record.game,
+        table=[
+            lobby_pb2.Assignment(seat=seat, team=_TEAMS[seat % 2], player=player, bot=bot)
+            for seat, player, bot in record.seats
+        ],
+        winner=game_pb2.TEAM_UNSPECIFIED if record.winner is None else _TEAMS[record.winner],
+        rating_change=record.changes.get(caller, 0.0),
+    )
+    for seat, player, _ in record.seats:
+        if player == caller:
+            summary.seat = seat
+            summary.team = _TEAMS[seat % 2]
+    summary.end_time.FromMilliseconds(record.end_ms)
+    return summary
