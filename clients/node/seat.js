@@ -71,6 +71,17 @@ export class SeatPlayer {
       const before = this.seen;
       try {
         await this.watch();
+        if (this.final === null && this.seen === before) {
+          // The stream ended with nothing new (a server draining, say): make sure
+          // the match is not over already before watching again.
+          const now = await this.getGame();
+          if (now.finished) {
+            for (const event of now.events) if (event.version > this.seen) this.say(event);
+            this.final = now;
+          } else {
+            await sleep(Math.min(1000, 50 * ++failures));
+          }
+        }
       } catch (error) {
         if (!isTransient(error)) throw error;
         this.resumes += 1;
