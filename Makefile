@@ -14,8 +14,9 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 .PHONY: run test lint format bench serve scenarios venv clean proto proto-check
 
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
+## (PLAY=1: you take one seat in the terminal against five bots)
 run: $(STAMP)
-	$(BIN)/python tools/run.py
+	$(BIN)/python tools/run.py $(if $(PLAY),--play)
 
 ## test: lint, the public and rule scenarios, unit and property tests
 test: proto-check lint $(STAMP)
