@@ -85,7 +85,7 @@ def _seat_cell(view: game_pb2.GameView, seat: int, labels: Mapping[int, str]) ->
         label = f"{label} (you)" if label and label != "you" else "you"
     cell.append(f"\n  {label}")
     if info is not None and view.phase == game_pb2.PHASE_PLAY:
-        cell.append(f"\n  {'▯' * info.hand_size or '-'} {info.hand_size} held", style="dim")
+        cell.append(f"  {'▯' * info.hand_size or '-'} {info.hand_size} held", style="dim")
         if info.shown:
             cell.append("\n  shown " + " ".join(card_text(c) for c in info.shown))
     played = next((p.card for p in view.current_trick.plays if p.seat == seat), None)

@@ -210,16 +210,25 @@ class Seat:
             self._say(line)
 
     def screen(self) -> RenderableType:
+        """The whole screen; on a live terminal the log gets the rows left over."""
         typed = self.keyboard.typed if self.keyboard is not None and self._live_mode else None
-        return render_screen(
-            self.view,
-            self.choices,
-            now=time.time(),
-            log=list(self._log)[-_LOG_LINES:],
-            labels=self._labels,
-            notice=self._notice,
-            typed=typed,
-        )
+        now = time.time()
+
+        def draw(log_lines: int) -> RenderableType:
+            return render_screen(
+                self.view,
+                self.choices,
+                now=now,
+                log=list(self._log)[-log_lines:] if log_lines > 0 else (),
+                labels=self._labels,
+                notice=self._notice,
+                typed=typed,
+            )
+
+        if not self._live_mode:
+            return draw(_LOG_LINES)
+        used = len(self._console.render_lines(draw(0), pad=False))
+        return draw(self._console.height - used - 3)  # the log panel's borders, a spare row
 
     def redraw(self) -> None:
         """Live mode: draw the screen again (typing, a tick of the timer)."""
@@ -341,11 +350,9 @@ class Seat:
     async def play(self, keyboard: Keyboard) -> game_pb2.GameView | None:
         """Play until the match ends (its final view) or the human quits (None)."""
         self.keyboard = keyboard
-        live_screen = contextlib.nullcontext()
         if self._live_mode:
             self._live = Live(self.screen(), console=self._console, screen=True, auto_refresh=False)
-            live_screen = self._live  # type: ignore[assignment]
-        with live_screen:
+        with self._live or contextlib.nullcontext():
             self._show(force=True)
             watcher = asyncio.create_task(self._watch())
             ticker = asyncio.create_task(self._tick())
@@ -468,7 +475,8 @@ async def play(
             f"match over: team {winner} wins {final.manches.team_a}-{final.manches.team_b} "
             f"after {final.hands_played} hand{'s' if final.hands_played != 1 else ''}: {verdict}"
         )
-        await asyncio.wait_for(asyncio.gather(*players), timeout=30)
+        if players:  # they end with the match; one seated elsewhere is cancelled below
+            await asyncio.wait(players, timeout=30)
         return 0
     finally:
         for task in players:
