@@ -16,7 +16,7 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
 ## (PLAY=1: you take one seat in the terminal against five bots)
 run: $(STAMP)
-	$(BIN)/python tools/run.py $(if $(PLAY),--play)
+	$(BIN)/python tools/run.py $(if $(filter-out 0,$(PLAY)),--play)
 
 ## test: lint, the public and rule scenarios, unit and property tests
 test: proto-check lint $(STAMP)
