@@ -17,8 +17,9 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 .PHONY: run test lint format bench serve scenarios venv clean proto proto-check node-deps
 
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
+## (PLAY=1: you take one seat in the terminal against five bots)
 run: $(STAMP)
-	$(BIN)/python tools/run.py
+	$(BIN)/python tools/run.py $(if $(filter-out 0,$(PLAY)),--play)
 
 ## test: lint, the public and rule scenarios, unit and property tests (and the Node.js client if node is here)
 test: proto-check lint node-deps $(STAMP)
