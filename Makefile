@@ -14,7 +14,7 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 	--python_out=$(1) --mypy_out=$(1) --grpc_python_out=$(1) --mypy_grpc_out=$(1) \
 	$(sort $(wildcard proto/truc/v1/*.proto))
 
-.PHONY: run test lint format bench serve scenarios venv clean proto proto-check node-deps
+.PHONY: run test lint format bench serve load scenarios venv clean proto proto-check node-deps
 
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
 ## (PLAY=1: you take one seat in the terminal against five bots)
@@ -66,6 +66,10 @@ bench: $(STAMP)
 ## serve: Redis (bundled unless REDIS_URL is set), the game service on 50051 and the lobby on 50052
 serve: $(STAMP)
 	$(BIN)/python tools/serve.py
+
+## load: scripted players against `make serve` (127.0.0.1:50052 / :50051); flags in ARGS=
+load: $(STAMP)
+	$(BIN)/truc load $(ARGS)
 
 ## scenarios: run every scenario file and print the result lines
 scenarios: $(STAMP)
