@@ -26,8 +26,8 @@ Every call goes through a measuring wrapper of the stubs. What a latency is:
 
 Errors are counted per method by gRPC status code and ErrorInfo reason
 (``ABORTED/STALE_ETAG``...), including those the players handle (a stale view
-is decided again, UNAVAILABLE and RATE_LIMITED are retried, ALREADY_QUEUED
-while the lobby has not yet seen the last match end is retried). An error a
+is decided again, UNAVAILABLE and RATE_LIMITED are retried, and so would be
+an ALREADY_QUEUED, which the lobby no longer answers once a match has ended). An error a
 player cannot handle is **fatal**: it ends that player's match (the player
 signs in again after a second). The exit status is 1 if any fatal error
 happened or no match was completed, 2 if the services cannot be reached (or
@@ -109,8 +109,8 @@ _Message = TypeVar("_Message")
 _SEAT_TIMEOUT: Final = 120.0
 """A player not seated within this long counts a fatal error."""
 _QUEUE_RETRY_SECONDS: Final = 60.0
-"""How long CreateTicket is retried on ALREADY_QUEUED (the lobby frees a
-player once it sees the match end) or while the lobby is unavailable."""
+"""How long CreateTicket is retried while the lobby is unavailable (or answers
+ALREADY_QUEUED: it should not, a player being freed as their match ends)."""
 _RETRIED_CODES: Final = frozenset(
     (
         grpc.StatusCode.UNAVAILABLE,

@@ -148,12 +148,7 @@ class ResultsFollower:
                     lease = int(time.time() * 1000) + _LEASE_MS
                     await self._redis.zadd(ACTIVE, {game: lease}, xx=True)
                     renewed = time.monotonic()
-                view = change.game
-                if view.finished:
-                    await self._record(game, 0 if view.winner == game_pb2.TEAM_A else 1)
-                    return
-                if view.phase == game_pb2.PHASE_NO_DEAL:
-                    await self._record(game, None)
+                if await self._record_if_over(game, change.game):
                     return
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.NOT_FOUND:  # expired on the game service
@@ -162,6 +157,30 @@ class ResultsFollower:
                 log.warning("results: lost %s: %s", game, exc)
         except RedisError as exc:
             log.warning("results: %s: %s", game, exc)
+
+    async def settle(self, game: str) -> bool:
+        """Record ``game`` now if it is over (a player of it wants to queue again
+        before its follower has seen the end); True if it is over."""
+        metadata = (("authorization", "Bearer " + self._tokens.lobby_token()),)
+        try:
+            reply = await self._game.GetGame(
+                game_service_pb2.GetGameRequest(name="games/" + game), metadata=metadata, timeout=5
+            )
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.NOT_FOUND:
+                return False
+            await self._record(game, None)  # expired on the game service
+            return True
+        return await self._record_if_over(game, reply.game)
+
+    async def _record_if_over(self, game: str, view: game_pb2.GameView) -> bool:
+        if view.finished:
+            await self._record(game, 0 if view.winner == game_pb2.TEAM_A else 1)
+            return True
+        if view.phase == game_pb2.PHASE_NO_DEAL:
+            await self._record(game, None)
+            return True
+        return False
 
     async def _record(self, game: str, winner: int | None) -> None:
         """Rate the match (unless ``winner`` is None), free its players and add it

@@ -121,9 +121,6 @@ def build_server(settings: Settings) -> LobbyServer:
         settings.jwt_secret, ttl_seconds=settings.token_ttl_seconds, external=external
     )
     store = LobbyStore(redis)
-    service = LobbyService(
-        store, tokens, GameHistory(redis), default_rating=settings.default_rating
-    )
     game_channel = grpc.aio.insecure_channel(settings.game_address)
     game = game_service_pb2_grpc.GameServiceStub(game_channel)
     hub = TicketHub(redis)
@@ -133,6 +130,9 @@ def build_server(settings: Settings) -> LobbyServer:
         tokens,
         default_rating=settings.default_rating,
         history_seconds=settings.history_seconds,
+    )
+    service = LobbyService(
+        store, tokens, GameHistory(redis), results, default_rating=settings.default_rating
     )
     matcher = Matcher(
         store,

@@ -13,6 +13,7 @@ from truc.v1 import game_pb2, lobby_pb2
 
 from .errors import LobbyError
 from .history import GameHistory, GameRecord, PageTokenError
+from .results import ResultsFollower
 from .store import LobbyStore, StoredTicket
 from .tokens import TokenIssuer
 
@@ -82,12 +83,14 @@ class LobbyService:
         store: LobbyStore,
         tokens: TokenIssuer,
         history: GameHistory,
+        results: ResultsFollower,
         *,
         default_rating: float,
     ) -> None:
         self.store = store
         self.tokens = tokens
         self._history = history
+        self._results = results
         self._default_rating = default_rating
 
     @staticmethod
@@ -117,17 +120,21 @@ class LobbyService:
                 raise _bad("party: player ids are 1-128 of A-Z a-z 0-9 _ . : @ -")
         normal = normalized_options(options)
         data = normal.SerializeToString(deterministic=True)
-        ratings = await self.store.ratings(members, self._default_rating)
         ticket = secrets.token_urlsafe(12)
-        entries = [(p, p == player, r) for p, r in zip(members, ratings, strict=True)]
-        if not await self.store.create(
-            ticket,
-            leader=player,
-            members=entries,
-            options=data,
-            options_key=data.hex(),
-            now_ms=self._now_ms(),
-        ):
+        for attempt in range(2):
+            ratings = await self.store.ratings(members, self._default_rating)
+            entries = [(p, p == player, r) for p, r in zip(members, ratings, strict=True)]
+            if await self.store.create(
+                ticket,
+                leader=player,
+                members=entries,
+                options=data,
+                options_key=data.hex(),
+                now_ms=self._now_ms(),
+            ):
+                break
+            if attempt == 0 and await self._game_over(player):
+                continue  # the game that held the player just ended: queue now
             raise LobbyError(
                 grpc.StatusCode.ALREADY_EXISTS,
                 "ALREADY_QUEUED",
@@ -149,12 +156,22 @@ class LobbyService:
             )
         return found
 
+    async def _game_over(self, player: str) -> bool:
+        """The player is held by a game that has ended but is not recorded yet
+        (its follower is a moment behind): record it now and say so."""
+        held = await self.store.live(player)
+        if held is None or not held.startswith("game:"):
+            return False
+        return await self._results.settle(held.removeprefix("game:"))
+
     async def get_ticket(self, player: str, ticket: str) -> StoredTicket:
         return await self._member_ticket(player, ticket)
 
     async def confirm_ticket(self, player: str, ticket: str) -> StoredTicket:
         await self._member_ticket(player, ticket)
         outcome = await self.store.confirm(ticket, player, self._now_ms())
+        if outcome == 4 and await self._game_over(player):
+            outcome = await self.store.confirm(ticket, player, self._now_ms())
         if outcome == 1:
             raise LobbyError(
                 grpc.StatusCode.FAILED_PRECONDITION, "TICKET_CLOSED", "the ticket is closed"
