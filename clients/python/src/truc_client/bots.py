@@ -17,7 +17,7 @@ from typing import Final, Protocol
 import grpc
 from truc.v1 import cards_pb2, game_pb2, game_service_pb2
 
-from .client import TrucError, retry_after_ms
+from .client import TrucError, game_version, is_over, retry_after_ms
 
 __all__ = [
     "BotError",
@@ -129,7 +129,6 @@ _SIGNAL_CARD: Final[dict[int, int]] = {
 # --------------------------------------------------------------------------- actions
 
 _GAME_KINDS: Final = frozenset(("play_card", "call", "choose_dealer", "cut_deck"))
-_TERMINAL: Final = frozenset((game_pb2.PHASE_MATCH_OVER, game_pb2.PHASE_NO_DEAL))
 
 
 def _game_actions(view: game_pb2.GameView) -> list[game_pb2.Action]:
@@ -569,15 +568,6 @@ _STREAM_RETRY_CODES: Final = frozenset(
 )
 
 
-def _version(view: game_pb2.GameView) -> int:
-    """A view's game version: its etag is the version (game.proto)."""
-    return int(view.etag) if view.etag.isdigit() else 0
-
-
-def _is_terminal(view: game_pb2.GameView) -> bool:
-    return view.finished or view.phase in _TERMINAL
-
-
 class BotPlayer:
     """Plays one seat of one game through the public game API, like a player.
 
@@ -641,10 +631,10 @@ class BotPlayer:
         await self._refresh()
         failures = 0
         while True:
-            if _is_terminal(self._view):
+            if is_over(self._view):
                 return self._view
             await self._act()
-            if _is_terminal(self._view):
+            if is_over(self._view):
                 return self._view
             call = self._stub.WatchGame(
                 game_service_pb2.WatchGameRequest(name=self.name, after_version=self._version),
@@ -667,10 +657,10 @@ class BotPlayer:
                             continue  # already seen (through GetGame)
                         self._view = message.game
                         self._version = message.version
-                        if _is_terminal(self._view):
+                        if is_over(self._view):
                             return self._view
                         await self._act()
-                        if _is_terminal(self._view):
+                        if is_over(self._view):
                             return self._view
             except TimeoutError:
                 dropped = False  # nothing for a while: resynchronise and watch again
@@ -702,7 +692,7 @@ class BotPlayer:
                 continue
             view = reply.game
             view.ClearField("events")
-            version = _version(view)
+            version = game_version(view)
             if version >= self._version:
                 self._view = view
                 self._version = version
@@ -717,7 +707,7 @@ class BotPlayer:
         refused = 0
         while True:
             view = self._view
-            if _is_terminal(view) or not view.HasField("to_act") or view.to_act != view.seat:
+            if is_over(view) or not view.HasField("to_act") or view.to_act != view.seat:
                 return
             action = self.policy.choose(view)
             if self._think > 0:

@@ -44,7 +44,15 @@ if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
     from truc.v1.lobby_service_pb2_grpc import LobbyServiceAsyncStub
 
-__all__ = ["StaleView", "TicketClosed", "TrucClient", "TrucError", "retry_after_ms"]
+__all__ = [
+    "StaleView",
+    "TicketClosed",
+    "TrucClient",
+    "TrucError",
+    "game_version",
+    "is_over",
+    "retry_after_ms",
+]
 
 _Reply = TypeVar("_Reply")
 _STATUS_DETAILS: Final = "grpc-status-details-bin"
@@ -128,7 +136,14 @@ def _name(prefix: str, name: str) -> str:
     return name if name.startswith(prefix) else prefix + name
 
 
-def _is_terminal(view: game_pb2.GameView) -> bool:
+def game_version(view: game_pb2.GameView) -> int:
+    """A view's game version (its etag is the version; 0 if it has none)."""
+    return int(view.etag) if view.etag.isdigit() else 0
+
+
+def is_over(view: game_pb2.GameView) -> bool:
+    """Nothing more will happen in the game: the match is over (or a test game's
+    fixed deals ran out)."""
     return view.finished or view.phase in _TERMINAL
 
 
@@ -415,7 +430,7 @@ class TrucClient:
                     retries = self._retries()
                     last = message.version
                     yield message
-                    if _is_terminal(message.game):
+                    if is_over(message.game):
                         return
             except grpc.aio.AioRpcError as rpc_error:
                 error = TrucError.from_rpc(rpc_error)

@@ -49,13 +49,12 @@ from truc.v1 import game_pb2, game_service_pb2_grpc, lobby_pb2
 
 from .bots import BotPlayer, HeuristicPolicy
 from .choices import Choice, choices_for, find_choice
-from .client import StaleView, TrucClient, TrucError
+from .client import StaleView, TrucClient, TrucError, game_version, is_over
 from .narration import describe, seat_name, team_name
 from .table import render_screen, seconds_left
 
 __all__ = ["main", "play"]
 
-_TERMINAL_PHASES: Final = frozenset((game_pb2.PHASE_MATCH_OVER, game_pb2.PHASE_NO_DEAL))
 _LOG_LINES: Final = 12
 _WARN_AT: Final = (10, 5)
 """Seconds left at which plain output reminds the human of the timer."""
@@ -140,14 +139,6 @@ def _cbreak(fd: int) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
-def _version(view: game_pb2.GameView) -> int:
-    return int(view.etag) if view.etag.isdigit() else 0
-
-
-def _is_over(view: game_pb2.GameView) -> bool:
-    return view.finished or view.phase in _TERMINAL_PHASES
-
-
 def _my_turn(view: game_pb2.GameView) -> bool:
     return view.HasField("seat") and view.HasField("to_act") and view.to_act == view.seat
 
@@ -187,7 +178,7 @@ class Seat:
         self._warned: set[int] = set()
         self.keyboard: Keyboard | None = None
         self.view = view
-        self.version = _version(view)
+        self.version = game_version(view)
         self.choices = choices_for(view)
         for event in view.events:
             self._record(event)
@@ -276,14 +267,14 @@ class Seat:
             self._asked = False
 
     async def _watch(self) -> game_pb2.GameView:
-        if _is_over(self.view):
+        if is_over(self.view):
             return self.view
         async for change in self._client.watch_game(self._game, after_version=self.version):
             for event in change.events:
                 self._record(event)
             self._set_view(change.game, change.version)
             self._show()
-            if _is_over(change.game):
+            if is_over(change.game):
                 return change.game
         return self.view
 
@@ -331,18 +322,18 @@ class Seat:
         try:
             reply = await self._client.submit(self._game, choice.action, etag=self.view.etag)
         except StaleView as stale:
-            self._set_view(stale.view, _version(stale.view))
+            self._set_view(stale.view, game_version(stale.view))
             self._tell("the game moved on before your choice arrived: choose again")
             self._asked = False
         except TrucError as error:
             with contextlib.suppress(TrucError):
                 view = await self._client.get_game(self._game)
-                self._set_view(view, _version(view))
+                self._set_view(view, game_version(view))
             self._tell(f"refused ({error.reason or error.code.name}): {error.message}")
             self._asked = False
         else:
             self._asked = False
-            self._set_view(reply.game, _version(reply.game))
+            self._set_view(reply.game, game_version(reply.game))
         self._show()
 
     # ------------------------------------------------------------------ the session
