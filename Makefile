@@ -11,14 +11,14 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 	--python_out=$(1) --mypy_out=$(1) --grpc_python_out=$(1) --mypy_grpc_out=$(1) \
 	$(sort $(wildcard proto/truc/v1/*.proto))
 
-.PHONY: run test lint format bench serve scenarios venv clean proto proto-check
+.PHONY: run test lint format bench serve scenarios venv clean proto proto-check k8s-validate
 
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
 run: $(STAMP)
 	$(BIN)/python tools/run.py
 
-## test: lint, the public and rule scenarios, unit and property tests
-test: proto-check lint $(STAMP)
+## test: lint, the Kubernetes manifests, the public and rule scenarios, unit and property tests
+test: proto-check lint k8s-validate $(STAMP)
 	$(BIN)/truc scenario tests/scenarios/public/*.json tests/scenarios/rules/*.json > /dev/null
 	$(BIN)/pytest
 
@@ -47,6 +47,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+## k8s-validate: render every kustomize overlay of deploy/k8s and validate it offline (strict schemas)
+k8s-validate: $(STAMP)
+	$(BIN)/python deploy/k8s/manifests.py
 
 format: $(STAMP)
 	$(BIN)/ruff format .
