@@ -81,6 +81,15 @@ class LobbyServiceStub:
     or expired. Watching keeps a queued ticket alive: a ticket nobody watches
     for longer than the grace period expires. Errors: as GetTicket.
     """
+    ListGames: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.ListGamesRequest, _lobby_service_pb2.ListGamesResponse]
+    """Lists the finished games the caller played, the most recent first. The
+    lobby records each game it seated when the game ends, and keeps the record
+    for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+    game service keeps a finished game's log as long by default). Read a
+    game's whole log, filtered for the caller's seat, with GameService.GetGame
+    and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
+    (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -134,6 +143,15 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     """Streams the ticket each time it changes, until it is matched, cancelled
     or expired. Watching keeps a queued ticket alive: a ticket nobody watches
     for longer than the grace period expires. Errors: as GetTicket.
+    """
+    ListGames: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.ListGamesRequest, _lobby_service_pb2.ListGamesResponse]  # type: ignore[assignment]
+    """Lists the finished games the caller played, the most recent first. The
+    lobby records each game it seated when the game ends, and keeps the record
+    for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+    game service keeps a finished game's log as long by default). Read a
+    game's whole log, filtered for the caller's seat, with GameService.GetGame
+    and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
+    (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -221,6 +239,21 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         """Streams the ticket each time it changes, until it is matched, cancelled
         or expired. Watching keeps a queued ticket alive: a ticket nobody watches
         for longer than the grace period expires. Errors: as GetTicket.
+        """
+
+    @_abc_1.abstractmethod
+    def ListGames(
+        self,
+        request: _lobby_service_pb2.ListGamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.ListGamesResponse, _abc.Awaitable[_lobby_service_pb2.ListGamesResponse]]:
+        """Lists the finished games the caller played, the most recent first. The
+        lobby records each game it seated when the game ends, and keeps the record
+        for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+        game service keeps a finished game's log as long by default). Read a
+        game's whole log, filtered for the caller's seat, with GameService.GetGame
+        and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
+        (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
