@@ -14,15 +14,16 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 	--python_out=$(1) --mypy_out=$(1) --grpc_python_out=$(1) --mypy_grpc_out=$(1) \
 	$(sort $(wildcard proto/truc/v1/*.proto))
 
-.PHONY: run test lint format bench serve load scenarios venv clean proto proto-check node-deps
+.PHONY: run test lint format bench serve load scenarios venv clean proto proto-check node-deps k8s-validate
 
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
 ## (PLAY=1: you take one seat in the terminal against five bots)
 run: $(STAMP)
 	$(BIN)/python tools/run.py $(if $(filter-out 0,$(PLAY)),--play)
 
-## test: lint, the public and rule scenarios, unit and property tests (and the Node.js client if node is here)
-test: proto-check lint node-deps $(STAMP)
+## test: lint, the Kubernetes manifests, the public and rule scenarios, unit and property tests
+## (and the Node.js client if node is here)
+test: proto-check lint k8s-validate node-deps $(STAMP)
 	$(BIN)/truc scenario tests/scenarios/public/*.json tests/scenarios/rules/*.json > /dev/null
 	$(BIN)/pytest
 
@@ -51,6 +52,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+## k8s-validate: render every kustomize overlay of deploy/k8s and validate it offline (strict schemas)
+k8s-validate: $(STAMP)
+	$(BIN)/python deploy/k8s/manifests.py
 
 format: $(STAMP)
 	$(BIN)/ruff format .

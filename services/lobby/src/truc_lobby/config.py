@@ -19,6 +19,7 @@
 | ``TRUC_GAME_TURN_SECONDS`` | ``0`` | turn deadline of each game (0: the game's default) |
 | ``TRUC_HISTORY_SECONDS`` | ``2592000`` | how long ListGames lists a finished game |
 | ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level |
+| ``TRUC_LOBBY_ROLE`` | ``all`` | ``api`` (no bots), ``bots`` (only bots) or ``all``; ``ROLES`` |
 """
 
 from __future__ import annotations
@@ -27,10 +28,17 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["DEV_SECRET", "ConfigError", "Settings"]
+__all__ = ["DEV_SECRET", "ROLES", "ConfigError", "Settings"]
 
 DEV_SECRET = "truc-development-secret-do-not-use-in-production"
 """The development key; the game service has the same one in development mode."""
+
+ROLES = ("api", "bots", "all")
+"""What a lobby process runs (``TRUC_LOBBY_ROLE``). ``api``: LobbyService, the
+matcher and the results follower, but no bots (the matcher still queues bot jobs);
+``bots``: only plays the queued bot seats, serving nothing but gRPC health;
+``all``: both in one process (``make serve``). Kubernetes runs ``api`` pods behind
+the Service and a Deployment of ``bots`` pods (deploy/k8s)."""
 
 
 class ConfigError(ValueError):
@@ -57,6 +65,17 @@ class Settings:
     game_turn_seconds: int = 0
     history_seconds: int = 30 * 24 * 3600
     log_level: str = "INFO"
+    role: str = "all"
+
+    @property
+    def serves_api(self) -> bool:
+        """LobbyService, the matcher and the results follower run in this process."""
+        return self.role != "bots"
+
+    @property
+    def plays_bots(self) -> bool:
+        """This process plays bot seats (the bot jobs' consumer group)."""
+        return self.role != "api"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -74,6 +93,9 @@ class Settings:
             secret = DEV_SECRET
         elif len(secret) < 32:
             raise ConfigError("TRUC_JWT_SECRET must be at least 32 characters")
+        role = env.get("TRUC_LOBBY_ROLE", "all").strip().lower() or "all"
+        if role not in ROLES:
+            raise ConfigError(f"TRUC_LOBBY_ROLE must be one of {', '.join(ROLES)}, not {role!r}")
         return cls(
             redis_url=redis_url,
             host=env.get("TRUC_LOBBY_HOST", "127.0.0.1"),
@@ -93,6 +115,7 @@ class Settings:
             game_turn_seconds=_int(env, "TRUC_GAME_TURN_SECONDS", 0, 0, 3600),
             history_seconds=_int(env, "TRUC_HISTORY_SECONDS", 30 * 24 * 3600, 60, 10**9),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
+            role=role,
         )
 
 

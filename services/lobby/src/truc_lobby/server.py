@@ -1,6 +1,8 @@
 """The lobby process (``truc-lobby``): servicer, matcher, bot runner, health.
 
-Configured from the environment (:mod:`truc_lobby.config`). On SIGTERM or
+Configured from the environment (:mod:`truc_lobby.config`); ``TRUC_LOBBY_ROLE``
+says which of them run (``api``: all but the bot runner; ``bots``: the bot
+runner and health only; ``all``, the default: everything). On SIGTERM or
 SIGINT: health NOT_SERVING, in-flight calls get a grace period, then the
 background tasks stop.
 """
@@ -56,10 +58,12 @@ class LobbyServer:
 
     async def start(self) -> None:
         await self.server.start()
-        await self.hub.start()
-        self.tasks.append(asyncio.create_task(self.matcher.run(), name="matcher"))
-        self.tasks.append(asyncio.create_task(self.bots.run(), name="bots"))
-        self.tasks.append(asyncio.create_task(self.results.run(), name="results"))
+        if self.settings.serves_api:
+            await self.hub.start()
+            self.tasks.append(asyncio.create_task(self.matcher.run(), name="matcher"))
+            self.tasks.append(asyncio.create_task(self.results.run(), name="results"))
+        if self.settings.plays_bots:
+            self.tasks.append(asyncio.create_task(self.bots.run(), name="bots"))
         self.tasks.append(asyncio.create_task(self._probe_redis(), name="redis-probe"))
         log.info(
             "lobby listening on %s:%d (game service at %s)",
@@ -96,7 +100,7 @@ class LobbyServer:
                     if ok
                     else health_pb2.HealthCheckResponse.NOT_SERVING
                 )
-                for name in ("", SERVICE_NAME):
+                for name in ("", SERVICE_NAME) if self.settings.serves_api else ("",):
                     await self.health.set(name, status)
                 serving = ok
             await asyncio.sleep(1.0)
@@ -148,13 +152,16 @@ def build_server(settings: Settings) -> LobbyServer:
     server = grpc.aio.server(
         options=[("grpc.max_receive_message_length", 65536), ("grpc.so_reuseport", 0)]
     )
-    add_to_server(
-        LobbyServicer(service, hub, heartbeat_seconds=settings.ticket_grace_seconds / 3), server
-    )
+    if settings.serves_api:
+        add_to_server(
+            LobbyServicer(service, hub, heartbeat_seconds=settings.ticket_grace_seconds / 3),
+            server,
+        )
     health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    served = (SERVICE_NAME,) if settings.serves_api else ()
     reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        (*served, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
     port = server.add_insecure_port(f"{settings.host}:{settings.port}")
     if port == 0:
