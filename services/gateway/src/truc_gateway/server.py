@@ -26,6 +26,7 @@ from typing import Any, Final
 import grpc
 import uvloop
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from .config import ConfigError, Settings
 from .cors import CorsPolicy
@@ -78,10 +79,11 @@ class Gateway:
                 )
 
     def application(self) -> web.Application:
+        # No aiohttp routes: the one middleware dispatches every request itself, so
+        # that any path (even one aiohttp's router cannot match) gets a JSON answer.
         app = web.Application(
-            client_max_size=self.settings.max_body_bytes, middlewares=[self._errors]
+            client_max_size=self.settings.max_body_bytes, middlewares=[self._serve]
         )
-        app.router.add_route("*", "/{tail:.*}", self.dispatch)
         app.on_response_prepare.append(self._decorate)
         return app
 
@@ -219,9 +221,10 @@ class Gateway:
     # ------------------------------------------------------------------ hooks
 
     @web.middleware
-    async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+    async def _serve(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        del handler  # aiohttp's router is not used: see application()
         try:
-            return await handler(request)
+            return await self.dispatch(request)
         except GatewayError as error:
             return error.response()
         except (asyncio.CancelledError, ConnectionError):
@@ -282,6 +285,18 @@ async def serve(settings: Settings) -> None:
     await gateway.close()
 
 
+class _ClientMistakes(logging.Filter):
+    """aiohttp answers malformed HTTP itself (400) but logs a traceback for it: a
+    client's mistake, not the gateway's, so it is logged at DEBUG in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            log.debug("malformed HTTP request: %s", error)
+            return False
+        return True
+
+
 def main() -> int:
     try:
         settings = Settings.from_env()
@@ -291,5 +306,6 @@ def main() -> int:
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
+    logging.getLogger("aiohttp.server").addFilter(_ClientMistakes())
     uvloop.run(serve(settings))
     return 0
