@@ -5,20 +5,24 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NODE_CLIENT := clients/node
+NODE_STAMP := $(NODE_CLIENT)/node_modules/.installed
+HAVE_NODE := $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo yes)
 
 PROTO_OUT := clients/python/src
 PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I proto \
 	--python_out=$(1) --mypy_out=$(1) --grpc_python_out=$(1) --mypy_grpc_out=$(1) \
 	$(sort $(wildcard proto/truc/v1/*.proto))
 
-.PHONY: run test lint format bench serve scenarios venv clean proto proto-check openapi openapi-check
+.PHONY: run test lint format bench serve load scenarios venv clean proto proto-check openapi openapi-check node-deps
 
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
+## (PLAY=1: you take one seat in the terminal against five bots)
 run: $(STAMP)
-	$(BIN)/python tools/run.py
+	$(BIN)/python tools/run.py $(if $(filter-out 0,$(PLAY)),--play)
 
-## test: lint, the public and rule scenarios, unit and property tests
-test: proto-check openapi-check lint $(STAMP)
+## test: lint, the public and rule scenarios, unit and property tests (and the Node.js client if node is here)
+test: proto-check openapi-check lint node-deps $(STAMP)
 	$(BIN)/truc scenario tests/scenarios/public/*.json tests/scenarios/rules/*.json > /dev/null
 	$(BIN)/pytest
 
@@ -73,11 +77,24 @@ bench: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/python tools/serve.py
 
+## load: scripted players against `make serve` (127.0.0.1:50052 / :50051); flags in ARGS=
+load: $(STAMP)
+	$(BIN)/truc load $(ARGS)
+
 ## scenarios: run every scenario file and print the result lines
 scenarios: $(STAMP)
 	$(BIN)/truc scenario tests/scenarios/public/*.json tests/scenarios/rules/*.json
 
 venv: $(STAMP)
+
+## node-deps: npm ci for the Node.js client (clients/node); says so and does nothing without node and npm
+node-deps: $(if $(HAVE_NODE),$(NODE_STAMP))
+	@$(if $(HAVE_NODE),:,echo "node not found: skipping the Node.js client")
+
+# --ignore-scripts: no dependency needs an install script (protobufjs' only checks its CLI).
+$(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
+	cd $(NODE_CLIENT) && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
 
 $(STAMP): constraints.txt requirements-dev.txt services/game/pyproject.toml \
 		services/lobby/pyproject.toml services/gateway/pyproject.toml clients/python/pyproject.toml

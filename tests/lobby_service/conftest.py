@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import grpc
@@ -15,8 +16,10 @@ from truc_game.redis_server import RedisServer
 class Stack:
     """One game service and two lobby replicas on one Redis."""
 
-    def __init__(self, redis_url: str, **lobby_env: str) -> None:
-        self.game = Replica(redis_url)
+    def __init__(self, redis_url: str, *, game_port: str = "0", **lobby_env: str) -> None:
+        """``game_port``: the game service's TRUC_GAME_PORT ("0": a free one)."""
+        self._redis_url = redis_url
+        self.game = Replica(redis_url, TRUC_GAME_PORT=game_port)
         env = {
             "TRUC_LOBBY_PORT": "0",
             "TRUC_GAME_ADDRESS": self.game.address,
@@ -34,6 +37,18 @@ class Stack:
     def stop(self) -> None:
         for process in (*self.lobbies, self.game):
             process.stop()
+
+    def restart_game(self, down_seconds: float) -> None:
+        """Crash the game service (SIGKILL) and start a new one on the same port.
+
+        Only meaningful for a stack made with a fixed ``game_port``: the lobbies
+        and the clients keep the address they were given.
+        """
+        port = self.game.port
+        self.game.kill()
+        self.game.stop()
+        time.sleep(down_seconds)
+        self.game = Replica(self._redis_url, TRUC_GAME_PORT=str(port))
 
     def lobby(self, index: int = 0) -> lobby_service_pb2_grpc.LobbyServiceStub:
         channel = grpc.insecure_channel(self.lobbies[index % len(self.lobbies)].address)
@@ -62,4 +77,4 @@ def start_stack(redis_url: str, **lobby_env: str) -> Stack:
     those of any other stack, or test session, running meanwhile) then answer
     connections to "either" address at the kernel's whim. Port 0: the OS picks.
     """
-    return Stack(redis_url, **{"TRUC_LOBBY_PORT": "0", **lobby_env})
+    return Stack(redis_url, **lobby_env)  # Stack sets TRUC_LOBBY_PORT=0 unless told otherwise

@@ -281,6 +281,7 @@ def test_calls_without_a_valid_token_are_unauthenticated(lobbies: list[Lobby]) -
         ],
     }
     create_call = lobby_service_pb2.CreateTicketRequest()
+    list_call = lobby_service_pb2.ListGamesRequest()
     for lobby in lobbies:
         for reason, bad_tokens in tokens.items():
             for token in bad_tokens:
@@ -288,6 +289,7 @@ def test_calls_without_a_valid_token_are_unauthenticated(lobbies: list[Lobby]) -
                 calls: list[Callable[[], object]] = [
                     *every_ticket_call(lobby, who, name),
                     partial(lobby.CreateTicket, create_call, metadata=who.metadata),
+                    partial(lobby.ListGames, list_call, metadata=who.metadata),
                 ]
                 for call in calls:
                     expect_error(call, Code.UNAUTHENTICATED, reason)
@@ -295,6 +297,7 @@ def test_calls_without_a_valid_token_are_unauthenticated(lobbies: list[Lobby]) -
             partial(lobby.GetTicket, lobby_service_pb2.GetTicketRequest(name=name)),
             partial(lobby.CreateTicket, create_call),
             partial(lobby.CancelTicket, lobby_service_pb2.CancelTicketRequest(name=name)),
+            partial(lobby.ListGames, list_call),
         ]
         for call in missing:
             expect_error(call, Code.UNAUTHENTICATED, "TOKEN_MISSING")

@@ -344,3 +344,19 @@ def running_replica(redis_url: str, **env: str) -> Iterator[Replica]:
         yield replica
     finally:
         replica.stop()
+
+
+SPECTATOR = auth("test-spectator", role="spectator")
+
+
+def next_request(
+    client: game_service_pb2_grpc.GameServiceStub, name: str, tokens: list[Metadata]
+) -> tuple[game_service_pb2.SubmitActionRequest, Metadata]:
+    """A request for the seat to act's first legal card, with a fresh request id."""
+    seat = view_of(client, name, SPECTATOR).to_act
+    mine = view_of(client, name, tokens[seat])
+    play = next(a for a in mine.legal_actions if a.WhichOneof("kind") == "play_card")
+    request = game_service_pb2.SubmitActionRequest(
+        name=name, action=play, etag=mine.etag, request_id=str(uuid.uuid4())
+    )
+    return request, tokens[seat]

@@ -3,7 +3,6 @@ client retrying on it with the same request id gets the first answer."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import grpc
@@ -13,16 +12,15 @@ from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 from truc_game.redis_server import RedisServer
 
 from .conftest import (
+    SPECTATOR,
     TRUC_REFUSED_DEAL,
-    Metadata,
     Replica,
     auth,
     create_fixed_game,
     new_players,
+    next_request,
     view_of,
 )
-
-SPECTATOR = auth("failover-spectator", role="spectator")
 
 
 @pytest.fixture(scope="module")
@@ -32,19 +30,6 @@ def pair(redis_server: RedisServer) -> Iterator[list[Replica]]:
     yield started
     for replica in started:
         replica.stop()
-
-
-def _next_request(
-    client: game_service_pb2_grpc.GameServiceStub, name: str, tokens: list[Metadata]
-) -> tuple[game_service_pb2.SubmitActionRequest, Metadata]:
-    """The seat to act's first legal card, as a request with a fresh request id."""
-    seat = view_of(client, name, SPECTATOR).to_act
-    mine = view_of(client, name, tokens[seat])
-    play = next(a for a in mine.legal_actions if a.WhichOneof("kind") == "play_card")
-    request = game_service_pb2.SubmitActionRequest(
-        name=name, action=play, etag=mine.etag, request_id=str(uuid.uuid4())
-    )
-    return request, tokens[seat]
 
 
 def test_a_game_survives_the_death_of_a_replica_and_retries_are_applied_once(
@@ -66,16 +51,16 @@ def test_a_game_survives_the_death_of_a_replica_and_retries_are_applied_once(
     applied = 0
     for step in range(16):  # the first half, calls alternating between the replicas
         client = (doomed, survivor)[step % 2]
-        request, token = _next_request(client, name, tokens)
+        request, token = next_request(client, name, tokens)
         (survivor, doomed)[step % 2].SubmitAction(request, metadata=token)
         applied += 1
 
     # One action answered by the doomed replica; the client loses the answer.
-    answered, answered_token = _next_request(doomed, name, tokens)
+    answered, answered_token = next_request(doomed, name, tokens)
     first_answer = doomed.SubmitAction(answered, metadata=answered_token)
     applied += 1
     # Another sent to it as it is killed: applied or not, the client cannot know.
-    in_flight, in_flight_token = _next_request(doomed, name, tokens)
+    in_flight, in_flight_token = next_request(doomed, name, tokens)
     future = doomed.SubmitAction.future(in_flight, metadata=in_flight_token, timeout=10)
     pair[0].kill()
     try:
@@ -96,7 +81,7 @@ def test_a_game_survives_the_death_of_a_replica_and_retries_are_applied_once(
     # The survivor finishes the game, without an error.
     view = view_of(survivor, name, SPECTATOR)
     while view.HasField("to_act"):
-        request, token = _next_request(survivor, name, tokens)
+        request, token = next_request(survivor, name, tokens)
         view = survivor.SubmitAction(request, metadata=token).game
         applied += 1
         assert applied < 100

@@ -11,19 +11,18 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from typing import TYPE_CHECKING, Final, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Final, Protocol
 
 import grpc
 from truc.v1 import cards_pb2, game_pb2, game_service_pb2
 
-from .client import TrucError, retry_after_ms
-
-if TYPE_CHECKING:
-    from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
+from .client import TrucError, game_version, is_over, retry_after_ms
 
 __all__ = [
     "BotError",
     "BotPlayer",
+    "GameCalls",
     "HeuristicPolicy",
     "Policy",
     "RandomPolicy",
@@ -130,7 +129,6 @@ _SIGNAL_CARD: Final[dict[int, int]] = {
 # --------------------------------------------------------------------------- actions
 
 _GAME_KINDS: Final = frozenset(("play_card", "call", "choose_dealer", "cut_deck"))
-_TERMINAL: Final = frozenset((game_pb2.PHASE_MATCH_OVER, game_pb2.PHASE_NO_DEAL))
 
 
 def _game_actions(view: game_pb2.GameView) -> list[game_pb2.Action]:
@@ -525,6 +523,38 @@ class BotError(RuntimeError):
 
 # --------------------------------------------------------------------------- the player
 
+
+class StreamCall(Protocol):
+    """What :class:`BotPlayer` does with a WatchGame call: read it, cancel it."""
+
+    async def read(self) -> object:
+        """The next message, or ``grpc.aio.EOF``."""
+        ...
+
+    def cancel(self) -> bool:
+        """Stop the stream."""
+        ...
+
+
+class GameCalls(Protocol):
+    """The GameService calls a :class:`BotPlayer` makes.
+
+    The generated ``GameServiceAsyncStub`` has them; so does a wrapper that
+    measures each call (:mod:`truc_client.load`).
+    """
+
+    @property
+    def GetGame(self) -> Callable[..., Awaitable[game_service_pb2.GetGameResponse]]: ...  # noqa: N802
+
+    @property
+    def SubmitAction(  # noqa: N802
+        self,
+    ) -> Callable[..., Awaitable[game_service_pb2.SubmitActionResponse]]: ...
+
+    @property
+    def WatchGame(self) -> Callable[..., StreamCall]: ...  # noqa: N802
+
+
 _RETRY_CODES: Final = frozenset((grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
 _STREAM_RETRY_CODES: Final = frozenset(
     (
@@ -538,22 +568,14 @@ _STREAM_RETRY_CODES: Final = frozenset(
 )
 
 
-def _version(view: game_pb2.GameView) -> int:
-    """A view's game version: its etag is the version (game.proto)."""
-    return int(view.etag) if view.etag.isdigit() else 0
-
-
-def _is_terminal(view: game_pb2.GameView) -> bool:
-    return view.finished or view.phase in _TERMINAL
-
-
 class BotPlayer:
     """Plays one seat of one game through the public game API, like a player.
 
     It follows the game with ``WatchGame`` (resuming after the last version
     it saw when the stream drops), and whenever its seat is to act it asks its
     policy and sends the action with ``SubmitAction`` (the view's etag, a
-    fresh request id per decision, a minimal response view). ABORTED
+    fresh request id per decision, a minimal response view unless
+    ``response_view`` says otherwise). ABORTED
     (stale etag, conflict) refreshes with ``GetGame`` and decides again;
     UNAVAILABLE retries the same request id with a bounded backoff;
     FAILED_PRECONDITION NOT_YOUR_TURN means its view was stale: it waits for
@@ -563,7 +585,7 @@ class BotPlayer:
 
     def __init__(
         self,
-        stub: GameServiceAsyncStub,
+        stub: GameCalls,
         game: str,
         token: str,
         policy: Policy,
@@ -574,6 +596,9 @@ class BotPlayer:
         attempts: int = 8,
         backoff: float = 0.05,
         max_backoff: float = 1.0,
+        response_view: game_service_pb2.ResponseView.ValueType = (
+            game_service_pb2.RESPONSE_VIEW_MINIMAL
+        ),
     ) -> None:
         self.name = game if game.startswith("games/") else f"games/{game}"
         self.policy = policy
@@ -585,6 +610,7 @@ class BotPlayer:
         self._attempts = attempts
         self._backoff = backoff
         self._max_backoff = max_backoff
+        self._response_view = response_view
         self._view = game_pb2.GameView()
         self._version = -1
         self.actions = 0
@@ -605,31 +631,37 @@ class BotPlayer:
         await self._refresh()
         failures = 0
         while True:
-            if _is_terminal(self._view):
+            if is_over(self._view):
                 return self._view
             await self._act()
-            if _is_terminal(self._view):
+            if is_over(self._view):
                 return self._view
             call = self._stub.WatchGame(
                 game_service_pb2.WatchGameRequest(name=self.name, after_version=self._version),
                 metadata=self._metadata,
             )
             dropped = True  # the stream failed or ended before the match did
+            loop = asyncio.get_running_loop()
             try:
-                while True:
-                    message = await asyncio.wait_for(call.read(), self._idle_timeout)
-                    if not isinstance(message, game_service_pb2.WatchGameResponse):
-                        break
-                    failures = 0
-                    if message.version <= self._version:
-                        continue  # already seen (through GetGame)
-                    self._view = message.game
-                    self._version = message.version
-                    if _is_terminal(self._view):
-                        return self._view
-                    await self._act()
-                    if _is_terminal(self._view):
-                        return self._view
+                # One timeout for the whole stream, moved before each read (cheaper
+                # than a wait_for, which wraps every read in a task of its own).
+                async with asyncio.timeout(None) as idle:
+                    while True:
+                        idle.reschedule(loop.time() + self._idle_timeout)
+                        message = await call.read()
+                        idle.reschedule(None)
+                        if not isinstance(message, game_service_pb2.WatchGameResponse):
+                            break
+                        failures = 0
+                        if message.version <= self._version:
+                            continue  # already seen (through GetGame)
+                        self._view = message.game
+                        self._version = message.version
+                        if is_over(self._view):
+                            return self._view
+                        await self._act()
+                        if is_over(self._view):
+                            return self._view
             except TimeoutError:
                 dropped = False  # nothing for a while: resynchronise and watch again
             except grpc.aio.AioRpcError as error:
@@ -660,7 +692,7 @@ class BotPlayer:
                 continue
             view = reply.game
             view.ClearField("events")
-            version = _version(view)
+            version = game_version(view)
             if version >= self._version:
                 self._view = view
                 self._version = version
@@ -675,7 +707,7 @@ class BotPlayer:
         refused = 0
         while True:
             view = self._view
-            if _is_terminal(view) or not view.HasField("to_act") or view.to_act != view.seat:
+            if is_over(view) or not view.HasField("to_act") or view.to_act != view.seat:
                 return
             action = self.policy.choose(view)
             if self._think > 0:
@@ -695,7 +727,7 @@ class BotPlayer:
             action=action,
             etag=etag,
             request_id=uuid.uuid4().hex,
-            response_view=game_service_pb2.RESPONSE_VIEW_MINIMAL,
+            response_view=self._response_view,
         )
         for attempt in range(self._attempts + 1):
             try:

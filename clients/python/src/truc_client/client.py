@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Final, Self, cast
+from typing import TYPE_CHECKING, Final, Self, TypeVar, cast
 
 import grpc
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from google.rpc import error_details_pb2, status_pb2
 from truc.v1 import (
     cards_pb2,
@@ -44,8 +44,17 @@ if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
     from truc.v1.lobby_service_pb2_grpc import LobbyServiceAsyncStub
 
-__all__ = ["StaleView", "TicketClosed", "TrucClient", "TrucError", "retry_after_ms"]
+__all__ = [
+    "StaleView",
+    "TicketClosed",
+    "TrucClient",
+    "TrucError",
+    "game_version",
+    "is_over",
+    "retry_after_ms",
+]
 
+_Reply = TypeVar("_Reply")
 _STATUS_DETAILS: Final = "grpc-status-details-bin"
 _RETRY_CODES: Final = frozenset((grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
 _STREAM_RETRY_CODES: Final = _RETRY_CODES | {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
@@ -127,8 +136,36 @@ def _name(prefix: str, name: str) -> str:
     return name if name.startswith(prefix) else prefix + name
 
 
-def _is_terminal(view: game_pb2.GameView) -> bool:
+def game_version(view: game_pb2.GameView) -> int:
+    """A view's game version (its etag is the version; 0 if it has none)."""
+    return int(view.etag) if view.etag.isdigit() else 0
+
+
+def is_over(view: game_pb2.GameView) -> bool:
+    """Nothing more will happen in the game: the match is over (or a test game's
+    fixed deals ran out)."""
     return view.finished or view.phase in _TERMINAL
+
+
+class _Retries:
+    """The retry budget of one call: doubling waits until ``window`` seconds have passed."""
+
+    def __init__(self, window: float, backoff: float, max_backoff: float) -> None:
+        self._deadline = asyncio.get_running_loop().time() + window
+        self._wait = backoff
+        self._max_backoff = max_backoff
+
+    async def wait(self, seconds: float | None = None) -> bool:
+        """Sleep before the next try (``seconds``, else the next backoff); False
+        when the budget is spent (then the caller gives up at once)."""
+        delay = self._wait if seconds is None else seconds
+        if seconds is None:
+            self._wait = min(self._max_backoff, self._wait * 2)
+        now = asyncio.get_running_loop().time()
+        if now + delay > self._deadline:
+            return False
+        await asyncio.sleep(delay)
+        return True
 
 
 class TrucClient:
@@ -140,21 +177,29 @@ class TrucClient:
         game_address: str,
         *,
         rpc_timeout: float = 10.0,
-        attempts: int = 6,
+        retry_for: float = 20.0,
         backoff: float = 0.05,
         max_backoff: float = 1.0,
     ) -> None:
-        """``attempts`` bounds the retries of one call (and the reconnections in a row
-        of one watch); the waits between them double from ``backoff`` up to
-        ``max_backoff`` seconds. ``rpc_timeout`` bounds each unary call."""
-        self._lobby_channel = grpc.aio.insecure_channel(lobby_address)
-        self._game_channel = grpc.aio.insecure_channel(game_address)
+        """A call that fails for a transient reason (and a watch that keeps dropping)
+        is retried for up to ``retry_for`` seconds, long enough to ride out the
+        restart of a replica or a Redis failover; the waits between tries double
+        from ``backoff`` up to ``max_backoff`` seconds, and the channels reconnect
+        at the same pace (gRPC's own default would wait up to 120 s).
+        ``rpc_timeout`` bounds each unary call."""
+        options = (
+            ("grpc.initial_reconnect_backoff_ms", max(1, int(backoff * 1000))),
+            ("grpc.min_reconnect_backoff_ms", max(1, int(backoff * 1000))),
+            ("grpc.max_reconnect_backoff_ms", max(1, int(max_backoff * 1000))),
+        )
+        self._lobby_channel = grpc.aio.insecure_channel(lobby_address, options=options)
+        self._game_channel = grpc.aio.insecure_channel(game_address, options=options)
         self._lobby: LobbyServiceAsyncStub = lobby_service_pb2_grpc.LobbyServiceStub(
             self._lobby_channel
         )
         self._game: GameServiceAsyncStub = game_service_pb2_grpc.GameServiceStub(self._game_channel)
         self._rpc_timeout = rpc_timeout
-        self._attempts = attempts
+        self._retry_for = retry_for
         self._backoff = backoff
         self._max_backoff = max_backoff
         self._token = ""
@@ -180,8 +225,23 @@ class TrucClient:
 
     # ----------------------------------------------------------------- plumbing
 
-    def _delay(self, attempt: int) -> float:
-        return float(min(self._max_backoff, self._backoff * 2**attempt))
+    def _retries(self) -> _Retries:
+        return _Retries(self._retry_for, self._backoff, self._max_backoff)
+
+    async def _read(
+        self,
+        method: Callable[..., Awaitable[_Reply]],
+        request: Message,
+        metadata: tuple[tuple[str, str], ...],
+    ) -> _Reply:
+        """One call that changes nothing, retried on a transient failure."""
+        retries = self._retries()
+        while True:
+            try:
+                return await method(request, metadata=metadata, timeout=self._rpc_timeout)
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in _RETRY_CODES or not await retries.wait():
+                    raise TrucError.from_rpc(error) from None
 
     def _metadata(self, token: str) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {token}"),) if token else ()
@@ -251,18 +311,8 @@ class TrucClient:
     async def get_ticket(self, name: str) -> lobby_pb2.Ticket:
         """The ticket as the caller sees it (retried while the lobby is unavailable)."""
         request = lobby_service_pb2.GetTicketRequest(name=_name("tickets/", name))
-        for attempt in range(self._attempts + 1):
-            try:
-                reply = await self._lobby.GetTicket(
-                    request, metadata=self._metadata(self._token), timeout=self._rpc_timeout
-                )
-            except grpc.aio.AioRpcError as error:
-                if error.code() not in _RETRY_CODES or attempt == self._attempts:
-                    raise TrucError.from_rpc(error) from None
-                await asyncio.sleep(self._delay(attempt))
-                continue
-            return self._seen(reply.ticket)
-        raise AssertionError("unreachable")  # pragma: no cover
+        reply = await self._read(self._lobby.GetTicket, request, self._metadata(self._token))
+        return self._seen(reply.ticket)
 
     async def watch_ticket(self, name: str) -> AsyncGenerator[lobby_pb2.Ticket, None]:
         """The ticket each time it changes, until it is matched, cancelled or expired.
@@ -289,7 +339,7 @@ class TrucClient:
         :class:`TrucError` (DEADLINE_EXCEEDED, reason ``WAIT_TIMEOUT``) after
         ``timeout`` seconds. A dropped stream is reopened (bounded).
         """
-        failures = 0
+        retries = self._retries()
         try:
             async with asyncio.timeout(timeout):
                 while True:
@@ -315,20 +365,27 @@ class TrucClient:
                     except TrucError as error:
                         if error.code not in _STREAM_RETRY_CODES:
                             raise
-                    failures += 1  # the stream ended or dropped: look again
-                    if failures > self._attempts:
+                    # The stream ended or dropped: look again.
+                    if not await retries.wait():
                         raise TrucError(
                             grpc.StatusCode.UNAVAILABLE,
                             "WATCH_FAILED",
                             f"{name}: WatchTicket keeps ending",
                         )
-                    await asyncio.sleep(self._delay(failures))
         except TimeoutError:
             raise TrucError(
                 grpc.StatusCode.DEADLINE_EXCEEDED,
                 "WAIT_TIMEOUT",
                 f"{name} was not seated within {timeout} s",
             ) from None
+
+    async def list_games(
+        self, page_size: int = 0, page_token: str = ""
+    ) -> lobby_service_pb2.ListGamesResponse:
+        """A page of the caller's finished games, the most recent first (retried
+        while the lobby is unavailable); read a game's log with :meth:`get_game`."""
+        request = lobby_service_pb2.ListGamesRequest(page_size=page_size, page_token=page_token)
+        return await self._read(self._lobby.ListGames, request, self._metadata(self._token))
 
     # ----------------------------------------------------------------- game
 
@@ -340,18 +397,8 @@ class TrucClient:
         """
         game = _name("games/", name)
         request = game_service_pb2.GetGameRequest(name=game)
-        for attempt in range(self._attempts + 1):
-            try:
-                reply = await self._game.GetGame(
-                    request, metadata=self._game_metadata(game), timeout=self._rpc_timeout
-                )
-            except grpc.aio.AioRpcError as error:
-                if error.code() not in _RETRY_CODES or attempt == self._attempts:
-                    raise TrucError.from_rpc(error) from None
-                await asyncio.sleep(self._delay(attempt))
-                continue
-            return reply.game
-        raise AssertionError("unreachable")  # pragma: no cover
+        reply = await self._read(self._game.GetGame, request, self._game_metadata(game))
+        return reply.game
 
     async def watch_game(
         self, name: str, after_version: int = 0
@@ -360,13 +407,13 @@ class TrucClient:
 
         A stream that drops (UNAVAILABLE, DEADLINE_EXCEEDED...) or ends before the
         match does is reopened after the last version yielded, with a doubling
-        backoff; more than ``attempts`` failures in a row raise a
-        :class:`TrucError`. Ends after yielding a finished view (or a fixed-deal
+        backoff; failing for ``retry_for`` seconds without a new version raises
+        a :class:`TrucError`. Ends after yielding a finished view (or a fixed-deal
         game's last one). To resume later, pass the last ``version`` received.
         """
         game = _name("games/", name)
         last = after_version
-        failures = 0
+        retries = self._retries()
         while True:
             call = self._game.WatchGame(
                 game_service_pb2.WatchGameRequest(name=game, after_version=last),
@@ -380,10 +427,10 @@ class TrucClient:
                         break  # EOF
                     if message.version <= last:
                         continue  # never yield a version twice
-                    failures = 0
+                    retries = self._retries()
                     last = message.version
                     yield message
-                    if _is_terminal(message.game):
+                    if is_over(message.game):
                         return
             except grpc.aio.AioRpcError as rpc_error:
                 error = TrucError.from_rpc(rpc_error)
@@ -391,12 +438,10 @@ class TrucClient:
                     raise error from None
             finally:
                 call.cancel()
-            failures += 1
-            if failures > self._attempts:
+            if not await retries.wait():
                 raise error or TrucError(
                     grpc.StatusCode.UNAVAILABLE, "WATCH_FAILED", f"{game}: WatchGame keeps ending"
                 )
-            await asyncio.sleep(self._delay(failures - 1))
 
     async def submit(
         self,
@@ -427,26 +472,25 @@ class TrucClient:
             request_id=request_id or uuid.uuid4().hex,
             response_view=response_view,
         )
-        for attempt in range(self._attempts + 1):
+        retries = self._retries()
+        while True:
             try:
                 reply: game_service_pb2.SubmitActionResponse = await self._game.SubmitAction(
                     request, metadata=self._game_metadata(game), timeout=self._rpc_timeout
                 )
             except grpc.aio.AioRpcError as rpc_error:
                 code = rpc_error.code()
-                last = attempt == self._attempts
-                if code in _RETRY_CODES and not last:
-                    await asyncio.sleep(self._delay(attempt))
+                if code in _RETRY_CODES and await retries.wait():
                     continue  # the same request id: applied at most once
-                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and not last:
-                    await asyncio.sleep(self._retry_after(rpc_error))
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and await retries.wait(
+                    self._retry_after(rpc_error)
+                ):
                     continue
                 error = TrucError.from_rpc(rpc_error)
                 if code == grpc.StatusCode.ABORTED:
                     raise StaleView(error, await self.get_game(game)) from None
                 raise error from None
             return reply
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def _retry_after(self, error: grpc.aio.AioRpcError) -> float:
         wait = retry_after_ms(error)

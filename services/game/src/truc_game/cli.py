@@ -7,6 +7,10 @@
   (see :mod:`truc_game.remote_scenarios`).
 * ``truc demo [--seed N]`` plays a seeded match between engine bots and prints
   it as it happens.
+* ``truc play --lobby HOST:PORT --game HOST:PORT`` takes one seat of a match
+  in the terminal against bots (:mod:`truc_client.terminal`; ``truc play -h``).
+* ``truc load [flags]`` drives scripted players through a running lobby and
+  game service and measures them (:mod:`truc_client.load`; ``truc load --help``).
 * ``truc serve`` runs Redis (bundled unless ``REDIS_URL`` is set) and the game
   service in the foreground (configuration: :mod:`truc_game.config`).
 """
@@ -76,10 +80,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve",
         help="run Redis (bundled unless REDIS_URL is set) and the game service in the foreground",
     )
+    commands.add_parser(
+        "load",
+        help="drive scripted players through a running lobby and game service, and measure",
+        add_help=False,
+    )
     demo = commands.add_parser("demo", help="play a seeded match between engine bots")
     demo.add_argument("--seed", type=int, default=7)
     demo.add_argument("--hands", type=int, default=0, help="stop after this many hands (0: all)")
-    args = parser.parse_args(argv)
+    commands.add_parser("play", help="take one seat of a match in the terminal", add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "play":
+        from truc_client.terminal import main as play  # noqa: PLC0415 (imports rich)
+
+        return play(rest)
+    if args.command == "load":
+        from truc_client.load import main as load  # noqa: PLC0415 (only this command needs it)
+
+        return load(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "scenario":
         return _scenario(args.files, args.via, args.secret)
     if args.command == "serve":

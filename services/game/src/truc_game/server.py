@@ -136,7 +136,11 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
         socket_connect_timeout=5.0,
     )
     redis = Redis(connection_pool=pool)
-    store = GameStore(redis, ttl_seconds=settings.game_ttl_seconds)
+    store = GameStore(
+        redis,
+        ttl_seconds=settings.game_ttl_seconds,
+        finished_ttl_seconds=settings.finished_game_ttl_seconds,
+    )
     service = GameService(
         store,
         turn_seconds=settings.turn_seconds,

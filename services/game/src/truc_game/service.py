@@ -285,6 +285,7 @@ class GameService:
                 events=encode_events(transition.events),
                 request_id=request_key,
                 deadline_ms=deadline,
+                finished=_is_over(new_state),
             )
         except VersionConflict:
             raise Aborted(
@@ -336,8 +337,7 @@ class GameService:
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
         seat = self._seat(identity, snapshot.meta, game_id)
-        over = decode_state(snapshot.state).phase in (Phase.MATCH_OVER, Phase.NO_DEAL)
-        return Watch(seat, snapshot.meta, snapshot.version, over)
+        return Watch(seat, snapshot.meta, snapshot.version, _is_over(decode_state(snapshot.state)))
 
     # ------------------------------------------------------------------ deadlines
 
@@ -371,11 +371,17 @@ class GameService:
                 events=encode_events(events),
                 request_id="",
                 deadline_ms=self._deadline(transition.state, snapshot.meta.turn_seconds),
+                finished=_is_over(transition.state),
             )
         except (VersionConflict, GameMissing):
             return False
         log.info("turn timed out", extra={"game": game_id, "seat": seat, "action": str(action)})
         return True
+
+
+def _is_over(state: GameState) -> bool:
+    """Nothing more can happen in the game: the match is over (or its fixed deals ran out)."""
+    return state.phase in (Phase.MATCH_OVER, Phase.NO_DEAL)
 
 
 def _versions_of(

@@ -145,6 +145,20 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
             await self._abort(context, exc, "WatchTicket")
             raise
 
+    async def ListGames(  # noqa: N802
+        self, raw: lobby_service_pb2.ListGamesRequest | None, context: _Context
+    ) -> lobby_service_pb2.ListGamesResponse:
+        try:
+            request = _require(raw, "ListGamesRequest")
+            player = self._player(context)
+            games, next_token = await self._service.list_games(
+                player, request.page_size, request.page_token
+            )
+            return lobby_service_pb2.ListGamesResponse(games=games, next_page_token=next_token)
+        except Exception as exc:
+            await self._abort(context, exc, "ListGames")
+            raise
+
 
 def _changed(before: lobby_pb2.Ticket, after: lobby_pb2.Ticket) -> bool:
     return before.state != after.state or list(before.members) != list(after.members)
@@ -169,6 +183,7 @@ def add_to_server(servicer: LobbyServicer, server: grpc.aio.Server) -> None:
         "ConfirmTicket": (m.ConfirmTicketRequest, m.ConfirmTicketResponse),
         "GetTicket": (m.GetTicketRequest, m.GetTicketResponse),
         "CancelTicket": (m.CancelTicketRequest, m.CancelTicketResponse),
+        "ListGames": (m.ListGamesRequest, m.ListGamesResponse),
     }
     handlers: dict[str, grpc.RpcMethodHandler[object, object]] = {
         name: grpc.unary_unary_rpc_method_handler(

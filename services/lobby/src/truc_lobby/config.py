@@ -17,6 +17,7 @@
 | ``TRUC_CONFIRM_SECONDS`` | ``120`` | a party ticket not confirmed by all expires after this |
 | ``TRUC_DEFAULT_RATING`` | ``1500`` | rating of a new player |
 | ``TRUC_GAME_TURN_SECONDS`` | ``0`` | turn deadline of each game (0: the game's default) |
+| ``TRUC_HISTORY_SECONDS`` | ``2592000`` | how long ListGames lists a finished game |
 | ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level |
 """
 
@@ -54,6 +55,7 @@ class Settings:
     confirm_seconds: float = 120.0
     default_rating: float = 1500.0
     game_turn_seconds: int = 0
+    history_seconds: int = 30 * 24 * 3600
     log_level: str = "INFO"
 
     @classmethod
@@ -89,6 +91,7 @@ class Settings:
             confirm_seconds=float(_int(env, "TRUC_CONFIRM_SECONDS", 120, 1, 86400)),
             default_rating=float(_int(env, "TRUC_DEFAULT_RATING", 1500, 0, 5000)),
             game_turn_seconds=_int(env, "TRUC_GAME_TURN_SECONDS", 0, 0, 3600),
+            history_seconds=_int(env, "TRUC_HISTORY_SECONDS", 30 * 24 * 3600, 60, 10**9),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
         )
 

@@ -27,6 +27,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
+from .history import HISTORY_LIMIT, GameRecord, history_key, summary_key
 from .store import RATINGS, P, player_key
 from .tokens import TokenIssuer
 
@@ -48,10 +49,14 @@ return 1
 _RESULT = """
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('DEL', KEYS[3])
-for i = 4, #KEYS do
+redis.call('SET', KEYS[4], ARGV[3], 'PX', ARGV[5])
+for i = 5, #KEYS, 2 do
   if redis.call('GET', KEYS[i]) == 'game:' .. ARGV[1] then redis.call('DEL', KEYS[i]) end
+  redis.call('ZADD', KEYS[i + 1], ARGV[4], ARGV[1])
+  redis.call('ZREMRANGEBYRANK', KEYS[i + 1], 0, -1 - tonumber(ARGV[6]))
+  redis.call('PEXPIRE', KEYS[i + 1], ARGV[5])
 end
-for i = 3, #ARGV, 2 do
+for i = 7, #ARGV, 2 do
   redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[2])
   redis.call('HINCRBYFLOAT', KEYS[2], ARGV[i], ARGV[i + 1])
 end
@@ -87,8 +92,10 @@ class ResultsFollower:
         tokens: TokenIssuer,
         *,
         default_rating: float,
+        history_seconds: int,
     ) -> None:
         self._default_rating = default_rating
+        self._history_ms = history_seconds * 1000
         self._redis = redis
         self._game = game
         self._tokens = tokens
@@ -141,12 +148,7 @@ class ResultsFollower:
                     lease = int(time.time() * 1000) + _LEASE_MS
                     await self._redis.zadd(ACTIVE, {game: lease}, xx=True)
                     renewed = time.monotonic()
-                view = change.game
-                if view.finished:
-                    await self._record(game, 0 if view.winner == game_pb2.TEAM_A else 1)
-                    return
-                if view.phase == game_pb2.PHASE_NO_DEAL:
-                    await self._record(game, None)
+                if await self._record_if_over(game, change.game):
                     return
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.NOT_FOUND:  # expired on the game service
@@ -156,17 +158,57 @@ class ResultsFollower:
         except RedisError as exc:
             log.warning("results: %s: %s", game, exc)
 
+    async def settle(self, game: str) -> bool:
+        """Record ``game`` now if it is over (a player of it wants to queue again
+        before its follower has seen the end); True if it is over."""
+        metadata = (("authorization", "Bearer " + self._tokens.lobby_token()),)
+        try:
+            reply = await self._game.GetGame(
+                game_service_pb2.GetGameRequest(name="games/" + game), metadata=metadata, timeout=5
+            )
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.NOT_FOUND:
+                return False
+            await self._record(game, None)  # expired on the game service
+            return True
+        return await self._record_if_over(game, reply.game)
+
+    async def _record_if_over(self, game: str, view: game_pb2.GameView) -> bool:
+        if view.finished:
+            await self._record(game, 0 if view.winner == game_pb2.TEAM_A else 1)
+            return True
+        if view.phase == game_pb2.PHASE_NO_DEAL:
+            await self._record(game, None)
+            return True
+        return False
+
     async def _record(self, game: str, winner: int | None) -> None:
-        """Rate the match (unless ``winner`` is None) and free its players, once."""
+        """Rate the match (unless ``winner`` is None), free its players and add it
+        to their histories, once."""
         raw = await self._redis.get(game_key(game))
         if raw is None:
             await self._redis.zrem(ACTIVE, game)
             return
         seats = [(int(s), p, bool(b), float(r)) for s, p, b, r in json.loads(raw)]
         changes = elo_changes(seats, winner) if winner is not None else {}
-        args: list[str | float] = [game, self._default_rating]
+        end_ms = int(time.time() * 1000)
+        record = GameRecord(
+            game, tuple(sorted((s, p, b) for s, p, b, _ in seats)), winner, end_ms, changes
+        )
+        args: list[str | float] = [
+            game,
+            self._default_rating,
+            record.encode(),
+            end_ms,
+            self._history_ms,
+            HISTORY_LIMIT,
+        ]
         for player, delta in changes.items():
             args += [player, delta]
-        humans = [player_key(p) for _, p, bot, _ in seats if not bot]
-        if await self._result(keys=[ACTIVE, RATINGS, game_key(game), *humans], args=args):
+        humans: list[str] = []
+        for _, player, bot, _ in seats:
+            if not bot:
+                humans += [player_key(player), history_key(player)]
+        keys = [ACTIVE, RATINGS, game_key(game), summary_key(game), *humans]
+        if await self._result(keys=keys, args=args):
             log.info("game over: players released", extra={"game": game, "changes": changes})

@@ -26,6 +26,7 @@ from truc.v1 import game_service_pb2_grpc, lobby_service_pb2
 from .api import LobbyServicer, add_to_server
 from .bots import BotRunner
 from .config import DEV_SECRET, ConfigError, Settings
+from .history import GameHistory
 from .matcher import Matcher
 from .results import ResultsFollower
 from .service import LobbyService
@@ -120,11 +121,19 @@ def build_server(settings: Settings) -> LobbyServer:
         settings.jwt_secret, ttl_seconds=settings.token_ttl_seconds, external=external
     )
     store = LobbyStore(redis)
-    service = LobbyService(store, tokens, default_rating=settings.default_rating)
     game_channel = grpc.aio.insecure_channel(settings.game_address)
     game = game_service_pb2_grpc.GameServiceStub(game_channel)
     hub = TicketHub(redis)
-    results = ResultsFollower(redis, game, tokens, default_rating=settings.default_rating)
+    results = ResultsFollower(
+        redis,
+        game,
+        tokens,
+        default_rating=settings.default_rating,
+        history_seconds=settings.history_seconds,
+    )
+    service = LobbyService(
+        store, tokens, GameHistory(redis), results, default_rating=settings.default_rating
+    )
     matcher = Matcher(
         store,
         game,

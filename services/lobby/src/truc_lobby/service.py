@@ -12,6 +12,8 @@ import grpc
 from truc.v1 import game_pb2, lobby_pb2
 
 from .errors import LobbyError
+from .history import GameHistory, GameRecord, PageTokenError
+from .results import ResultsFollower
 from .store import LobbyStore, StoredTicket
 from .tokens import TokenIssuer
 
@@ -28,6 +30,8 @@ _STATES: Final = {
     "EXPIRED": lobby_pb2.TICKET_STATE_EXPIRED,
 }
 _TEAMS: Final = (game_pb2.TEAM_A, game_pb2.TEAM_B)
+DEFAULT_PAGE_SIZE: Final = 20
+MAX_PAGE_SIZE: Final = 100
 
 
 def _bad(message: str) -> LobbyError:
@@ -74,9 +78,19 @@ def normalized_options(options: game_pb2.RuleOptions) -> game_pb2.RuleOptions:
 
 
 class LobbyService:
-    def __init__(self, store: LobbyStore, tokens: TokenIssuer, *, default_rating: float) -> None:
+    def __init__(
+        self,
+        store: LobbyStore,
+        tokens: TokenIssuer,
+        history: GameHistory,
+        results: ResultsFollower,
+        *,
+        default_rating: float,
+    ) -> None:
         self.store = store
         self.tokens = tokens
+        self._history = history
+        self._results = results
         self._default_rating = default_rating
 
     @staticmethod
@@ -106,17 +120,21 @@ class LobbyService:
                 raise _bad("party: player ids are 1-128 of A-Z a-z 0-9 _ . : @ -")
         normal = normalized_options(options)
         data = normal.SerializeToString(deterministic=True)
-        ratings = await self.store.ratings(members, self._default_rating)
         ticket = secrets.token_urlsafe(12)
-        entries = [(p, p == player, r) for p, r in zip(members, ratings, strict=True)]
-        if not await self.store.create(
-            ticket,
-            leader=player,
-            members=entries,
-            options=data,
-            options_key=data.hex(),
-            now_ms=self._now_ms(),
-        ):
+        for attempt in range(2):
+            ratings = await self.store.ratings(members, self._default_rating)
+            entries = [(p, p == player, r) for p, r in zip(members, ratings, strict=True)]
+            if await self.store.create(
+                ticket,
+                leader=player,
+                members=entries,
+                options=data,
+                options_key=data.hex(),
+                now_ms=self._now_ms(),
+            ):
+                break
+            if attempt == 0 and await self._game_over(player):
+                continue  # the game that held the player just ended: queue now
             raise LobbyError(
                 grpc.StatusCode.ALREADY_EXISTS,
                 "ALREADY_QUEUED",
@@ -138,12 +156,22 @@ class LobbyService:
             )
         return found
 
+    async def _game_over(self, player: str) -> bool:
+        """The player is held by a game that has ended but is not recorded yet
+        (its follower is a moment behind): record it now and say so."""
+        held = await self.store.live(player)
+        if held is None or not held.startswith("game:"):
+            return False
+        return await self._results.settle(held.removeprefix("game:"))
+
     async def get_ticket(self, player: str, ticket: str) -> StoredTicket:
         return await self._member_ticket(player, ticket)
 
     async def confirm_ticket(self, player: str, ticket: str) -> StoredTicket:
         await self._member_ticket(player, ticket)
         outcome = await self.store.confirm(ticket, player, self._now_ms())
+        if outcome == 4 and await self._game_over(player):
+            outcome = await self.store.confirm(ticket, player, self._now_ms())
         if outcome == 1:
             raise LobbyError(
                 grpc.StatusCode.FAILED_PRECONDITION, "TICKET_CLOSED", "the ticket is closed"
@@ -189,3 +217,37 @@ class LobbyService:
                     message.team = _TEAMS[seat % 2]
             message.game_token = self.tokens.player_token(caller)[0]
         return message
+
+    async def list_games(
+        self, player: str, page_size: int, page_token: str
+    ) -> tuple[list[lobby_pb2.GameSummary], str]:
+        """A page of the player's finished games (most recent first), and the next token."""
+        if not 0 <= page_size <= MAX_PAGE_SIZE:
+            raise _bad(f"page_size: 1-{MAX_PAGE_SIZE} (0: {DEFAULT_PAGE_SIZE})")
+        if len(page_token) > 256:
+            raise _bad("page_token: not one this lobby issued")
+        try:
+            records, next_token = await self._history.page(
+                player, page_size or DEFAULT_PAGE_SIZE, page_token
+            )
+        except PageTokenError:
+            raise _bad("page_token: not one this lobby issued") from None
+        return [_summary(record, player) for record in records], next_token
+
+
+def _summary(record: GameRecord, caller: str) -> lobby_pb2.GameSummary:
+    summary = lobby_pb2.GameSummary(
+        name="games/" + record.game,
+        table=[
+            lobby_pb2.Assignment(seat=seat, team=_TEAMS[seat % 2], player=player, bot=bot)
+            for seat, player, bot in record.seats
+        ],
+        winner=game_pb2.TEAM_UNSPECIFIED if record.winner is None else _TEAMS[record.winner],
+        rating_change=record.changes.get(caller, 0.0),
+    )
+    for seat, player, _ in record.seats:
+        if player == caller:
+            summary.seat = seat
+            summary.team = _TEAMS[seat % 2]
+    summary.end_time.FromMilliseconds(record.end_ms)
+    return summary

@@ -207,6 +207,11 @@ class LobbyStore:
         self._seat = redis.register_script(_SEAT)
         self._release = redis.register_script(_RELEASE)
 
+    async def live(self, player: str) -> str | None:
+        """What the player holds: ``"game:<id>"``, a ticket id, or None."""
+        raw = await self.redis.get(player_key(player))
+        return None if raw is None else raw.decode()
+
     async def ratings(self, players: Sequence[str], default: float) -> list[float]:
         values = await self.redis.hmget(RATINGS, list(players))  # type: ignore[misc]
         return [float(v) if v is not None else default for v in values]

@@ -182,3 +182,52 @@ class Ticket(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Ticket: _TypeAlias = Ticket  # noqa: Y015
+
+@_typing.final
+class GameSummary(_message.Message):
+    """A finished game the caller played, as the lobby recorded it when it ended."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    TEAM_FIELD_NUMBER: _builtins.int
+    WINNER_FIELD_NUMBER: _builtins.int
+    END_TIME_FIELD_NUMBER: _builtins.int
+    RATING_CHANGE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """"games/{game}": its log is GameService.GetGame's."""
+    seat: _builtins.int
+    """The caller's seat and team."""
+    team: _game_pb2.Team.ValueType
+    winner: _game_pb2.Team.ValueType
+    """The winning team; TEAM_UNSPECIFIED when the game ended without a winner
+    (it expired, or a test game ran out of fixed deals).
+    """
+    rating_change: _builtins.float
+    """How the game moved the caller's rating (0 when it was not rated)."""
+    @_builtins.property
+    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___Assignment]:
+        """The six seats."""
+
+    @_builtins.property
+    def end_time(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        table: _abc.Iterable[Global___Assignment] | None = ...,
+        seat: _builtins.int = ...,
+        team: _game_pb2.Team.ValueType = ...,
+        winner: _game_pb2.Team.ValueType = ...,
+        end_time: _timestamp_pb2.Timestamp | None = ...,
+        rating_change: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "name", b"name", "rating_change", b"rating_change", "seat", b"seat", "table", b"table", "team", b"team", "winner", b"winner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameSummary: _TypeAlias = GameSummary  # noqa: Y015

@@ -298,3 +298,59 @@ class WatchTicketResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WatchTicketResponse: _TypeAlias = WatchTicketResponse  # noqa: Y015
+
+@_typing.final
+class ListGamesRequest(_message.Message):
+    """ListGames's request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """At most this many games: 1-100, 0 for 20."""
+    page_token: _builtins.str
+    """A previous response's next_page_token, for the games after its last one;
+    empty for the most recent.
+    """
+    def __init__(
+        self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListGamesRequest: _TypeAlias = ListGamesRequest  # noqa: Y015
+
+@_typing.final
+class ListGamesResponse(_message.Message):
+    """ListGames's response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Pass it to get the next page; empty when there is none."""
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[_lobby_pb2.GameSummary]:
+        """The most recent first."""
+
+    def __init__(
+        self,
+        *,
+        games: _abc.Iterable[_lobby_pb2.GameSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListGamesResponse: _TypeAlias = ListGamesResponse  # noqa: Y015

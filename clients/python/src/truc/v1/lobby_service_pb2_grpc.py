@@ -87,6 +87,11 @@ class LobbyServiceStub:
                 request_serializer=truc_dot_v1_dot_lobby__service__pb2.WatchTicketRequest.SerializeToString,
                 response_deserializer=truc_dot_v1_dot_lobby__service__pb2.WatchTicketResponse.FromString,
                 _registered_method=True)
+        self.ListGames = channel.unary_unary(
+                '/truc.v1.LobbyService/ListGames',
+                request_serializer=truc_dot_v1_dot_lobby__service__pb2.ListGamesRequest.SerializeToString,
+                response_deserializer=truc_dot_v1_dot_lobby__service__pb2.ListGamesResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -183,6 +188,22 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListGames(self, request, context):
+        """Lists the finished games the caller played, the most recent first. The
+        lobby records each game it seated when the game ends, and keeps the record
+        for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+        game service keeps a finished game's log as long by default). Read a
+        game's whole log, filtered for the caller's seat, with GameService.GetGame
+        and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
+        (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
+
+        REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
+        games; on the lobby, though the path is the games' collection).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -215,6 +236,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.WatchTicket,
                     request_deserializer=truc_dot_v1_dot_lobby__service__pb2.WatchTicketRequest.FromString,
                     response_serializer=truc_dot_v1_dot_lobby__service__pb2.WatchTicketResponse.SerializeToString,
+            ),
+            'ListGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListGames,
+                    request_deserializer=truc_dot_v1_dot_lobby__service__pb2.ListGamesRequest.FromString,
+                    response_serializer=truc_dot_v1_dot_lobby__service__pb2.ListGamesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -402,6 +428,33 @@ class LobbyService:
             '/truc.v1.LobbyService/WatchTicket',
             truc_dot_v1_dot_lobby__service__pb2.WatchTicketRequest.SerializeToString,
             truc_dot_v1_dot_lobby__service__pb2.WatchTicketResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/truc.v1.LobbyService/ListGames',
+            truc_dot_v1_dot_lobby__service__pb2.ListGamesRequest.SerializeToString,
+            truc_dot_v1_dot_lobby__service__pb2.ListGamesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -100,6 +100,18 @@ class LobbyServiceStub:
     event carries the whole ticket, so resuming is simply reconnecting: there
     is no version to resume from, and `Last-Event-ID` is ignored.
     """
+    ListGames: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.ListGamesRequest, _lobby_service_pb2.ListGamesResponse]
+    """Lists the finished games the caller played, the most recent first. The
+    lobby records each game it seated when the game ends, and keeps the record
+    for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+    game service keeps a finished game's log as long by default). Read a
+    game's whole log, filtered for the caller's seat, with GameService.GetGame
+    and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
+    (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
+
+    REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
+    games; on the lobby, though the path is the games' collection).
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -172,6 +184,18 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     `end` event. Every stream starts with the ticket as it is now and each
     event carries the whole ticket, so resuming is simply reconnecting: there
     is no version to resume from, and `Last-Event-ID` is ignored.
+    """
+    ListGames: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.ListGamesRequest, _lobby_service_pb2.ListGamesResponse]  # type: ignore[assignment]
+    """Lists the finished games the caller played, the most recent first. The
+    lobby records each game it seated when the game ends, and keeps the record
+    for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+    game service keeps a finished game's log as long by default). Read a
+    game's whole log, filtered for the caller's seat, with GameService.GetGame
+    and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
+    (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
+
+    REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
+    games; on the lobby, though the path is the games' collection).
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -278,6 +302,24 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         `end` event. Every stream starts with the ticket as it is now and each
         event carries the whole ticket, so resuming is simply reconnecting: there
         is no version to resume from, and `Last-Event-ID` is ignored.
+        """
+
+    @_abc_1.abstractmethod
+    def ListGames(
+        self,
+        request: _lobby_service_pb2.ListGamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.ListGamesResponse, _abc.Awaitable[_lobby_service_pb2.ListGamesResponse]]:
+        """Lists the finished games the caller played, the most recent first. The
+        lobby records each game it seated when the game ends, and keeps the record
+        for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+        game service keeps a finished game's log as long by default). Read a
+        game's whole log, filtered for the caller's seat, with GameService.GetGame
+        and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
+        (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
+
+        REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
+        games; on the lobby, though the path is the games' collection).
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -355,8 +355,9 @@ def _start_hand(
     dealer = state.dealer
     cutter = (dealer - 1) % NUM_SEATS
     manche = state.manches[0] + state.manches[1] + 1
-    belle = state.manches[0] == state.manches[1] == state.options.manches_to_win - 1
-    events.append(HandStarted(state.hand_number, dealer, (dealer + 1) % 6, cutter, manche, belle))
+    events.append(
+        HandStarted(state.hand_number, dealer, (dealer + 1) % 6, cutter, manche, state.belle)
+    )
     if state.seed is not None and state.options.cut == CutMode.CUTTER:
         state.phase = Phase.CUT
         state.to_act = cutter

@@ -215,6 +215,13 @@ class GameState:
         return (self.dealer + 1) % 6
 
     @property
+    def belle(self) -> bool:
+        """The manche being played decides the match after a tie (1-1 in a best of
+        three: *la belle*). A match of one manche has no belle."""
+        wins = self.options.manches_to_win
+        return wins > 1 and self.manches[0] == self.manches[1] == wins - 1
+
+    @property
     def winner(self) -> int | None:
         """The team that won the match, once it is over."""
         if self.phase != Phase.MATCH_OVER:

@@ -124,7 +124,7 @@ def view_for(state: GameState, seat: int | None, events: Iterable[Event] = ()) -
             state.scores[0] >= min(ESPINTOU, target),
             state.scores[1] >= min(ESPINTOU, target),
         ),
-        belle=state.manches[0] == state.manches[1] == state.options.manches_to_win - 1,
+        belle=state.belle,
         finished=state.phase == Phase.MATCH_OVER,
         winner=state.winner,
         hand_number=state.hand_number,

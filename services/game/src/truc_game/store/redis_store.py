@@ -218,9 +218,13 @@ class GameStore:
     """The game store. ``redis`` must be a ``redis.asyncio.Redis`` without
     ``decode_responses`` (states are bytes)."""
 
-    def __init__(self, redis: Redis, *, ttl_seconds: int) -> None:
+    def __init__(self, redis: Redis, *, ttl_seconds: int, finished_ttl_seconds: int) -> None:
+        """A game's keys expire ``ttl_seconds`` after its last action, or
+        ``finished_ttl_seconds`` after the action that finished it (its log is kept
+        for its players that long)."""
         self.redis = redis
         self._ttl_ms = str(ttl_seconds * 1000)
+        self._finished_ttl_ms = str(finished_ttl_seconds * 1000)
         self._load = redis.register_script(_LOAD)
         self._commit = redis.register_script(_COMMIT)
         self._create = redis.register_script(_CREATE)
@@ -289,10 +293,12 @@ class GameStore:
         events: bytes,
         request_id: str,
         deadline_ms: int | None,
+        finished: bool = False,
     ) -> int:
         """Compare-and-set: write the next version and return it.
 
         ``deadline_ms``: the new deadline, None for none, KEEP_DEADLINE to keep it.
+        ``finished``: this version ends the game (its keys get the finished TTL).
         Raises GameMissing, VersionConflict, or AlreadyApplied when the request id
         was applied meanwhile (a retry racing its original).
         """
@@ -306,7 +312,7 @@ class GameStore:
                 request_id,
                 _deadline_arg(deadline_ms),
                 game_id,
-                self._ttl_ms,
+                self._finished_ttl_ms if finished else self._ttl_ms,
                 keys.channel(game_id),
             ],
         )

@@ -1,0 +1,301 @@
+"""The table as one seat sees it, drawn with ``rich``: pure functions of a GameView.
+
+Nothing here talks to a service or reads a clock: the caller passes ``now``
+(seconds since the epoch) for the turn timer. Everything drawn comes from the
+viewer's :class:`~truc.v1.game_pb2.GameView`, which has no field for another
+seat's unrevealed cards, so none can be drawn: the other seats show how many
+cards they hold, the cards they played, and the cards a showdown revealed.
+
+* :func:`render_table`: the six seats around the table (teams, captains, the
+  dealer, whose turn, each seat's card in the current trick), the tricks won,
+  the scores (points and manches), the stake and the pending calls, the timer;
+* :func:`render_hand`, :func:`render_signals`, :func:`render_choices`: the
+  viewer's cards, the team's signals this hand, the numbered legal actions;
+* :func:`render_screen`: all of it plus the event log, the one renderable of
+  the terminal client.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+from truc.v1 import game_pb2
+
+from .choices import Choice
+from .narration import call_name, card_text, prompt_text, seat_name, team_name
+
+__all__ = [
+    "render_choices",
+    "render_hand",
+    "render_screen",
+    "render_signals",
+    "render_table",
+    "seconds_left",
+    "timer_text",
+]
+
+_SEATS = 6
+_CAPTAINS = (0, 3)
+_TEAM_STYLE = ("cyan", "magenta")  # team A, team B
+
+
+def seconds_left(view: game_pb2.GameView, now: float) -> int | None:
+    """Whole seconds until the turn deadline (0 once passed); None without one."""
+    if not view.HasField("to_act") or not view.HasField("deadline"):
+        return None
+    deadline = view.deadline.seconds + view.deadline.nanos / 1e9
+    if deadline <= 0:
+        return None
+    return max(0, math.ceil(deadline - now))
+
+
+def timer_text(view: game_pb2.GameView, now: float) -> Text:
+    """``▶ S2(A) answers the truc call · ⏱ 12 s left`` (empty when nobody acts)."""
+    if not view.HasField("to_act"):
+        return Text("")
+    mine = view.HasField("seat") and view.to_act == view.seat
+    who = "you" if mine else seat_name(view.to_act)
+    verb = prompt_text(view, you=mine)
+    line = Text("▶ ", style="bold yellow")
+    line.append(f"{who} {verb}", style="bold" if mine else "")
+    left = seconds_left(view, now)
+    if left is not None:
+        line.append(f" · ⏱ {left} s left", style="bold red" if left <= 5 else "yellow")
+    return line
+
+
+def _seat_cell(view: game_pb2.GameView, seat: int, labels: Mapping[int, str]) -> Text:
+    info = next((s for s in view.seats if s.seat == seat), None)
+    team = seat % 2
+    cell = Text()
+    acting = view.HasField("to_act") and view.to_act == seat
+    cell.append("▶ " if acting else "  ", style="bold yellow")
+    cell.append(seat_name(seat), style=f"bold {_TEAM_STYLE[team]}")
+    if seat in _CAPTAINS:
+        cell.append(" ★captain", style=_TEAM_STYLE[team])
+    if view.phase == game_pb2.PHASE_PLAY and seat == view.dealer:
+        cell.append(" (deals)", style="dim")
+    label = labels.get(seat) or (info.player[:12] if info else "")
+    if view.HasField("seat") and seat == view.seat:
+        label = f"{label} (you)" if label and label != "you" else "you"
+    cell.append(f"\n  {label}")
+    if info is not None and view.phase == game_pb2.PHASE_PLAY:
+        cell.append(f"  {'▯' * info.hand_size or '-'} {info.hand_size} held", style="dim")
+        if info.shown:
+            cell.append("\n  shown " + " ".join(card_text(c) for c in info.shown))
+    played = next((p.card for p in view.current_trick.plays if p.seat == seat), None)
+    cell.append("\n  ")
+    if played is not None:
+        cell.append(f"[{card_text(played)}]", style="bold")
+    return cell
+
+
+def _tricks(view: game_pb2.GameView) -> str:
+    if not view.tricks:
+        return "tricks: none yet"
+    parts = []
+    for number, trick in enumerate(view.tricks, 1):
+        if trick.winner == game_pb2.TEAM_UNSPECIFIED:
+            parts.append(f"{number}: pardes")
+        else:
+            winner = f" {seat_name(trick.winning_seat)}" if trick.HasField("winning_seat") else ""
+            parts.append(f"{number}: {team_name(trick.winner)}{winner}")
+    won_a = sum(t.winner == game_pb2.TEAM_A for t in view.tricks)
+    won_b = sum(t.winner == game_pb2.TEAM_B for t in view.tricks)
+    return f"tricks won: A {won_a} · B {won_b}  ({', '.join(parts)})"
+
+
+def _stake(view: game_pb2.GameView) -> str:
+    if view.stake == 0 and view.stake_call != game_pb2.CALL_UNSPECIFIED:
+        worth = "the manche"
+    else:
+        worth = f"{view.stake or 1} point{'s' if (view.stake or 1) > 1 else ''}"
+    if view.stake_call == game_pb2.CALL_UNSPECIFIED:
+        return f"truc: none called · the hand is worth {worth}"
+    by = f" by team {team_name(view.last_raiser)}" if view.last_raiser else ""
+    return f"truc: {call_name(view.stake_call)} accepted{by} · the hand is worth {worth}"
+
+
+def _pending(view: game_pb2.GameView) -> list[str]:
+    """The calls waiting for answers, and the declarations of the hand."""
+    lines = []
+    if view.truc_call.call != game_pb2.CALL_UNSPECIFIED:
+        truc = view.truc_call
+        lines.append(
+            f"pending: {seat_name(truc.caller)} calls {call_name(truc.call)}, "
+            f"{seat_name(truc.answerer)} to answer"
+        )
+    embit = view.embit
+    if embit.call != game_pb2.CALL_UNSPECIFIED:
+        line = f"embit: {seat_name(embit.opener)} {call_name(embit.call)}"
+        if embit.challenge != game_pb2.CALL_UNSPECIFIED:
+            challenger = seat_name(embit.challenger) if embit.HasField("challenger") else "?"
+            line += f", {challenger} {call_name(embit.challenge)}"
+        if embit.answer != game_pb2.CALL_UNSPECIFIED:
+            line += f", {call_name(embit.answer)}"
+        if embit.result.team != game_pb2.TEAM_UNSPECIFIED:
+            gain = "the manche" if embit.result.wins_manche else f"+{embit.result.points}"
+            line += f" → team {team_name(embit.result.team)} {gain}"
+        elif view.prompt in (game_pb2.PROMPT_EMBIT_POLL, game_pb2.PROMPT_EMBIT_ANSWER):
+            line = "pending " + line
+        lines.append(line)
+    for flor in view.flors:
+        line = f"flor: {seat_name(flor.declarer)} FLOR"
+        if flor.challenge != game_pb2.CALL_UNSPECIFIED:
+            challenger = seat_name(flor.challenger) if flor.HasField("challenger") else "?"
+            line += f", {challenger} {call_name(flor.challenge)}"
+        for answer in (flor.declarer_answer, flor.challenger_answer):
+            if answer != game_pb2.CALL_UNSPECIFIED:
+                line += f", {call_name(answer)}"
+        if flor.result.team != game_pb2.TEAM_UNSPECIFIED:
+            gain = "the manche" if flor.result.wins_manche else f"+{flor.result.points}"
+            line += f" → team {team_name(flor.result.team)} {gain}"
+        lines.append(line)
+    return lines
+
+
+def _scores(view: game_pb2.GameView) -> Text:
+    target = view.options.target_score or 25
+    manches = view.options.manches_to_win or 2
+    espintou = {team_name(t) for t in view.espintou}
+    line = Text("points ")
+    line.append(f"A {view.scores.team_a}", style=f"bold {_TEAM_STYLE[0]}")
+    line.append("*" if "A" in espintou else "")
+    line.append(" - ")
+    line.append(f"B {view.scores.team_b}", style=f"bold {_TEAM_STYLE[1]}")
+    line.append("*" if "B" in espintou else "")
+    line.append(f" (to {target})   manches A {view.manches.team_a} - B {view.manches.team_b}")
+    line.append(f" (to {manches}){'  · la belle' if view.belle else ''}")
+    if espintou:
+        line.append("   * espintou", style="dim")
+    return line
+
+
+def render_table(
+    view: game_pb2.GameView, *, now: float, labels: Mapping[int, str] | None = None
+) -> RenderableType:
+    """The six seats around the table and the state of the hand and the match.
+
+    The viewer sits at the bottom centre; play goes round to the right: the
+    next seat is bottom right, then top right, top centre, top left, bottom
+    left. ``labels`` names seats (e.g. "bot"); by default a seat shows its
+    player id.
+    """
+    names = labels or {}
+    me = view.seat if view.HasField("seat") else 0
+    ring = [(me + i) % _SEATS for i in range(_SEATS)]
+    grid = Table.grid(expand=True, padding=(0, 2))
+    for _ in range(3):
+        grid.add_column(ratio=1)
+    grid.add_row(*(_seat_cell(view, s, names) for s in (ring[4], ring[3], ring[2])))
+    centre = Text(justify="center")
+    if view.phase == game_pb2.PHASE_PLAY:
+        trick = len(view.tricks) + 1
+        centre.append(f"hand {view.hand_number} · trick {min(trick, 3)}", style="bold")
+        if view.current_trick.plays:
+            centre.append(f"\nled by {seat_name(view.current_trick.leader)}")
+    elif view.phase == game_pb2.PHASE_DRAW:
+        draws = " vs ".join(card_text(c) for c in view.draws)
+        centre.append(f"the captains draw for the first deal: {draws}", style="bold")
+    elif view.finished:
+        centre.append(f"match over: team {team_name(view.winner)} wins", style="bold green")
+    grid.add_row(Text(""), centre, Text(""))
+    grid.add_row(*(_seat_cell(view, s, names) for s in (ring[5], ring[0], ring[1])))
+    status: list[RenderableType] = [_scores(view)]
+    if view.phase == game_pb2.PHASE_PLAY:
+        status.append(Text(_tricks(view)))
+        status.append(Text(_stake(view)))
+        status.extend(Text(line, style="yellow") for line in _pending(view))
+    status.append(timer_text(view, now))
+    title = f"{view.name} · you are {seat_name(me)}" if view.HasField("seat") else view.name
+    return Panel(Group(grid, Text(""), *status), title=title, title_align="left")
+
+
+def render_hand(view: game_pb2.GameView) -> RenderableType:
+    """The viewer's cards still held, and its declaration values."""
+    line = Text("your hand: ", style="bold")
+    if view.hand:
+        line.append("  ".join(card_text(c) for c in view.hand), style="bold green")
+    else:
+        line.append("(no cards)", style="dim")
+    extra = []
+    if view.HasField("embit_value"):
+        extra.append(f"embit {view.embit_value}")
+    if view.HasField("flor_value"):
+        extra.append(f"flor {view.flor_value}")
+    if extra:
+        line.append(f"   ({', '.join(extra)})", style="dim")
+    return line
+
+
+def render_signals(view: game_pb2.GameView) -> RenderableType:
+    """The team's signals and directives this hand (team-only)."""
+    line = Text("team signals: ", style="bold")
+    if not view.signals:
+        line.append("none this hand", style="dim")
+        return line
+    parts = []
+    for message in view.signals:
+        if message.WhichOneof("message") == "directive":
+            name = game_pb2.Directive.Name(message.directive).removeprefix("DIRECTIVE_")
+            parts.append(f"{seat_name(message.seat)} directs {name}")
+        else:
+            name = game_pb2.Signal.Name(message.signal).removeprefix("SIGNAL_")
+            parts.append(f"{seat_name(message.seat)} {name}")
+    line.append(" · ".join(parts))
+    return line
+
+
+def render_choices(choices: Sequence[Choice], *, my_turn: bool) -> RenderableType:
+    """The numbered moves (only at the viewer's turn) and the ``s``-numbered messages."""
+    moves = [c for c in choices if c.is_move]
+    messages = [c for c in choices if not c.is_move]
+    text = Text()
+    if my_turn and moves:
+        text.append("your move: ", style="bold yellow")
+        text.append("   ".join(f"{c.key}) {c.text}" for c in moves))
+    else:
+        text.append("waiting for the others", style="dim")
+    if messages:
+        text.append("\nteam messages: ", style="bold")
+        text.append("   ".join(f"{c.key}) {c.text}" for c in messages))
+    text.append("\nkeys: a number or s-number then Enter · r redraw · q quit", style="dim")
+    return text
+
+
+def render_screen(
+    view: game_pb2.GameView,
+    choices: Sequence[Choice],
+    *,
+    now: float,
+    log: Sequence[str] = (),
+    labels: Mapping[int, str] | None = None,
+    notice: str = "",
+    typed: str | None = None,
+) -> RenderableType:
+    """The whole screen of the terminal client: table, hand, signals, log, choices.
+
+    ``log`` is the event log (its last lines are shown), ``notice`` a message
+    to the player (a refused input...), ``typed`` the input line being typed
+    (None when the terminal shows it itself).
+    """
+    my_turn = view.HasField("seat") and view.HasField("to_act") and view.to_act == view.seat
+    parts: list[RenderableType] = [
+        render_table(view, now=now, labels=labels),
+        render_hand(view),
+        render_signals(view),
+    ]
+    if log:
+        parts.append(Panel(Text("\n".join(log)), title="events", title_align="left"))
+    if not view.finished:
+        parts.append(render_choices(choices, my_turn=my_turn))
+    if notice:
+        parts.append(Text(notice, style="bold red"))
+    if typed is not None:
+        parts.append(Text(f"> {typed}▏", style="bold"))
+    return Group(*parts)

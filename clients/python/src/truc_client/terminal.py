@@ -1,0 +1,536 @@
+"""Terminal play: a human takes one seat of a match, five bots take the others.
+
+``truc play --lobby HOST:PORT --game HOST:PORT`` (or ``make run PLAY=1``, which
+starts the services first) signs the human in as a guest, queues a ticket
+through the lobby, queues ``--bots`` bot guests the same way (each a
+:class:`~truc_client.bots.BotPlayer` with a
+:class:`~truc_client.bots.HeuristicPolicy`, as :mod:`truc_client.demo` does),
+and once the lobby seats them plays the human's seat through
+:class:`~truc_client.client.TrucClient`:
+
+* the game is followed with ``watch_game`` (reconnecting) the whole time;
+  stdin is read in a thread, so the table, the event log and the turn timer
+  keep moving while the human thinks;
+* at the human's turn the legal actions are offered as choices
+  (:mod:`truc_client.choices`): ``1``, ``2``... for moves, ``s1``... for team
+  signals and directives (any time of a hand), ``r`` redraws, ``q`` quits;
+  an input that is not a choice is refused with a message and asked again;
+* an action is submitted with the view's etag: if the game moved on
+  (:class:`~truc_client.client.StaleView`) or the turn passed (the service
+  acted by default after the deadline: ``TurnTimedOut``), the choices are
+  refreshed and the human chooses again.
+
+On a terminal the screen (:func:`truc_client.table.render_screen`) is redrawn
+in place at least once a second and the line being typed is shown in it; when
+stdout is not a terminal (a pipe, a file, a test) the same tables and the
+events are printed as plain text, with one ``> your move`` line per decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import codecs
+import contextlib
+import os
+import sys
+import termios
+import threading
+import time
+import tty
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from typing import Final, TextIO
+
+import grpc
+from rich.console import Console, RenderableType
+from rich.live import Live
+from truc.v1 import game_pb2, game_service_pb2_grpc, lobby_pb2
+
+from .bots import BotPlayer, HeuristicPolicy
+from .choices import Choice, choices_for, find_choice
+from .client import StaleView, TrucClient, TrucError, game_version, is_over
+from .narration import describe, seat_name, team_name
+from .table import render_screen, seconds_left
+
+__all__ = ["main", "play"]
+
+_LOG_LINES: Final = 12
+_WARN_AT: Final = (10, 5)
+"""Seconds left at which plain output reminds the human of the timer."""
+
+
+class Keyboard:
+    """stdin, read in a daemon thread, handed to the event loop as complete lines.
+
+    With ``edit`` (a live terminal in cbreak mode, no echo) it also keeps the
+    line being typed in :attr:`typed` and calls ``on_change`` as it changes, so
+    the screen can show it; Backspace edits it, Ctrl-D is end of input. The
+    thread never touches the loop's state itself: it hands each chunk over with
+    ``call_soon_threadsafe``. End of input is a ``None`` line.
+    """
+
+    def __init__(self, fd: int, *, edit: bool, on_change: Callable[[], None]) -> None:
+        self._fd = fd
+        self.edit = edit
+        """Keys one by one (cbreak): this keyboard keeps the typed line itself."""
+        self.on_change = on_change
+        """Called when :attr:`typed` changes."""
+        self.lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self.typed = ""
+        self._pending = ""
+
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        threading.Thread(target=self._read, args=(loop,), name="stdin", daemon=True).start()
+
+    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while True:
+            try:
+                chunk = os.read(self._fd, 1024)
+            except OSError:
+                chunk = b""
+            text = decoder.decode(chunk, final=not chunk)
+            try:
+                loop.call_soon_threadsafe(self._feed, text, not chunk)
+            except RuntimeError:  # the loop is closed: the program is ending
+                return
+            if not chunk:
+                return
+
+    def _feed(self, text: str, eof: bool) -> None:
+        if not self.edit:
+            self._pending += text
+            *complete, self._pending = self._pending.split("\n")
+            for line in complete:
+                self.lines.put_nowait(line.rstrip("\r"))
+        else:
+            for char in text:
+                if char in "\r\n":
+                    self.lines.put_nowait(self.typed)
+                    self.typed = ""
+                elif char in "\x7f\b":
+                    self.typed = self.typed[:-1]
+                elif char == "\x04":
+                    eof = True
+                    break
+                elif char.isprintable():
+                    self.typed += char
+            self.on_change()
+        if eof:
+            if self._pending:
+                self.lines.put_nowait(self._pending)
+                self._pending = ""
+            self.lines.put_nowait(None)
+
+
+@contextlib.contextmanager
+def _cbreak(fd: int) -> Iterator[None]:
+    """The terminal in cbreak mode (keys one by one, no echo) until the block ends."""
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        new = termios.tcgetattr(fd)
+        new[3] &= ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSADRAIN, new)
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def _my_turn(view: game_pb2.GameView) -> bool:
+    return view.HasField("seat") and view.HasField("to_act") and view.to_act == view.seat
+
+
+def _keys(choices: Sequence[Choice], my_turn: bool) -> str:
+    """The keys open now, e.g. ``1-4, s1-s2``."""
+    parts = []
+    moves = [c.key for c in choices if c.is_move] if my_turn else []
+    messages = [c.key for c in choices if not c.is_move]
+    for keys in (moves, messages):
+        if keys:
+            parts.append(keys[0] if len(keys) == 1 else f"{keys[0]}-{keys[-1]}")
+    return ", ".join(parts)
+
+
+class Seat:
+    """The human's seat of one game: the watch, the screen and the choices."""
+
+    def __init__(
+        self,
+        client: TrucClient,
+        view: game_pb2.GameView,
+        *,
+        console: Console,
+        live: bool,
+        labels: dict[int, str],
+    ) -> None:
+        self._client = client
+        self._game = view.name
+        self._console = console
+        self._live_mode = live
+        self._live: Live | None = None
+        self._labels = labels
+        self._log: deque[str] = deque(maxlen=200)
+        self._notice = ""
+        self._asked = False
+        self._warned: set[int] = set()
+        self.keyboard: Keyboard | None = None
+        self.view = view
+        self.version = game_version(view)
+        self.choices = choices_for(view)
+        for event in view.events:
+            self._record(event)
+        self.view.ClearField("events")
+
+    # ------------------------------------------------------------------ output
+
+    def _say(self, line: str | RenderableType) -> None:
+        """Print in plain mode (nothing on the live screen, which shows the log)."""
+        if not self._live_mode:
+            if isinstance(line, str):
+                self._console.print(line, markup=False, highlight=False, emoji=False)
+            else:
+                self._console.print(line)
+
+    def _record(self, event: game_pb2.Event) -> None:
+        line = describe(event)
+        if line is not None:
+            self._log.append(line)
+            self._say(line)
+
+    def screen(self) -> RenderableType:
+        """The whole screen; on a live terminal the log gets the rows left over."""
+        typed = self.keyboard.typed if self.keyboard is not None and self._live_mode else None
+        now = time.time()
+
+        def draw(log_lines: int) -> RenderableType:
+            return render_screen(
+                self.view,
+                self.choices,
+                now=now,
+                log=list(self._log)[-log_lines:] if log_lines > 0 else (),
+                labels=self._labels,
+                notice=self._notice,
+                typed=typed,
+            )
+
+        if not self._live_mode:
+            return draw(_LOG_LINES)
+        used = len(self._console.render_lines(draw(0), pad=False))
+        return draw(self._console.height - used - 3)  # the log panel's borders, a spare row
+
+    def redraw(self) -> None:
+        """Live mode: draw the screen again (typing, a tick of the timer)."""
+        if self._live is not None:
+            self._live.update(self.screen(), refresh=True)
+
+    def _show(self, *, force: bool = False) -> None:
+        """After a change: redraw; in plain mode print the table and ask, once per decision."""
+        if self._live_mode:
+            self.redraw()
+            return
+        if not _my_turn(self.view):
+            self._asked = False
+            if force:
+                self._console.print(self.screen())
+            return
+        if self._asked and not force:
+            return
+        self._asked = True
+        self._warned.clear()
+        self._console.print(self.screen())
+        self._ask()
+
+    def _ask(self) -> None:
+        left = seconds_left(self.view, time.time())
+        timer = f" · ⏱ {left} s left" if left is not None else ""
+        keys = _keys(self.choices, my_turn=True)
+        self._say(f"> your move? type {keys} then Enter (r redraw, q quit){timer}")
+
+    def _tell(self, notice: str) -> None:
+        self._notice = notice
+        self._say(f"! {notice}")
+
+    # ------------------------------------------------------------------ state
+
+    def _set_view(self, view: game_pb2.GameView, version: int) -> None:
+        if version <= self.version:
+            return
+        view.ClearField("events")
+        self.view = view
+        self.version = version
+        self.choices = choices_for(view)
+        self._notice = ""  # it was about the previous version
+        if not _my_turn(view):
+            self._asked = False
+
+    async def _watch(self) -> game_pb2.GameView:
+        if is_over(self.view):
+            return self.view
+        async for change in self._client.watch_game(self._game, after_version=self.version):
+            for event in change.events:
+                self._record(event)
+            self._set_view(change.game, change.version)
+            self._show()
+            if is_over(change.game):
+                return change.game
+        return self.view
+
+    async def _tick(self) -> None:
+        """Once a second: the live screen's timer; plain mode's reminders."""
+        while True:
+            await asyncio.sleep(1.0)
+            if self._live_mode:
+                self.redraw()
+                continue
+            left = seconds_left(self.view, time.time())
+            if not _my_turn(self.view) or left is None:
+                continue
+            for mark in _WARN_AT:
+                if left <= mark and mark not in self._warned:
+                    self._warned.update(m for m in _WARN_AT if m >= left)
+                    self._say(f"⏱ {left} s left to choose")
+                    break
+
+    # ------------------------------------------------------------------ input
+
+    async def _handle(self, line: str) -> None:
+        text = line.strip()
+        if not text:
+            self._show(force=True)
+            return
+        if text.lower() == "r":
+            self._notice = ""
+            self._show(force=True)
+            return
+        choice = find_choice(self.choices, text)
+        mine = _my_turn(self.view)
+        if choice is None:
+            keys = _keys(self.choices, mine)
+            if text.isdigit() and not mine:
+                self._tell(f"{text!r}: it is not your turn (messages: {keys or 'none'})")
+            else:
+                self._tell(f"{text!r} is not a choice: type one of {keys or 'r, q'}")
+            if mine and not self._live_mode:
+                self._ask()
+            self.redraw()
+            return
+        self._notice = ""
+        self._say(f"you: {choice.text}")
+        try:
+            reply = await self._client.submit(self._game, choice.action, etag=self.view.etag)
+        except StaleView as stale:
+            self._set_view(stale.view, game_version(stale.view))
+            self._tell("the game moved on before your choice arrived: choose again")
+            self._asked = False
+        except TrucError as error:
+            with contextlib.suppress(TrucError):
+                view = await self._client.get_game(self._game)
+                self._set_view(view, game_version(view))
+            self._tell(f"refused ({error.reason or error.code.name}): {error.message}")
+            self._asked = False
+        else:
+            self._asked = False
+            self._set_view(reply.game, game_version(reply.game))
+        self._show()
+
+    # ------------------------------------------------------------------ the session
+
+    async def play(self, keyboard: Keyboard) -> game_pb2.GameView | None:
+        """Play until the match ends (its final view) or the human quits (None)."""
+        self.keyboard = keyboard
+        if self._live_mode:
+            self._live = Live(self.screen(), console=self._console, screen=True, auto_refresh=False)
+        with self._live or contextlib.nullcontext():
+            self._show(force=True)
+            watcher = asyncio.create_task(self._watch())
+            ticker = asyncio.create_task(self._tick())
+            try:
+                while True:
+                    reading = asyncio.create_task(keyboard.lines.get())
+                    await asyncio.wait({reading, watcher}, return_when=asyncio.FIRST_COMPLETED)
+                    if watcher.done():
+                        reading.cancel()
+                        return watcher.result()
+                    line = reading.result()
+                    if line is None or line.strip().lower() == "q":
+                        return None
+                    await self._handle(line)
+            finally:
+                self._live = None
+                for task in (watcher, ticker):
+                    task.cancel()
+                await asyncio.gather(watcher, ticker, return_exceptions=True)
+
+
+async def _queue_bots(
+    lobby: str, game: str, count: int, options: game_pb2.RuleOptions
+) -> list[tuple[TrucClient, lobby_pb2.Ticket]]:
+    bots = []
+    for index in range(count):
+        client = TrucClient(lobby, game)
+        await client.sign_in_guest(f"bot{index + 1}")
+        bots.append((client, await client.queue(options=options)))
+    return bots
+
+
+async def play(
+    lobby: str,
+    game: str,
+    *,
+    out: TextIO,
+    stdin_fd: int,
+    live: bool,
+    name: str = "you",
+    bots: int = 5,
+    bot_think: float = 0.5,
+    options: game_pb2.RuleOptions | None = None,
+    seed: int = 7,
+    seat_timeout: float = 120.0,
+) -> int:
+    """Queue the human and ``bots`` bots, then play the human's seat; 0 when done."""
+    if live:
+        console = Console(file=out, force_terminal=True)
+    else:
+        console = Console(file=out, force_terminal=False, color_system=None, width=100)
+
+    def say(line: str) -> None:
+        console.print(line, markup=False, highlight=False, emoji=False)
+
+    options = options or game_pb2.RuleOptions()
+    bot_clients: list[tuple[TrucClient, lobby_pb2.Ticket]] = []
+    players: list[asyncio.Task[game_pb2.GameView]] = []
+    game_channel = grpc.aio.insecure_channel(game)
+    stub: game_service_pb2_grpc.GameServiceAsyncStub = game_service_pb2_grpc.GameServiceStub(
+        game_channel
+    )
+    human = TrucClient(lobby, game)
+    seat: Seat | None = None
+    keyboard = Keyboard(stdin_fd, edit=live and os.isatty(stdin_fd), on_change=lambda: None)
+    keyboard.start()
+    try:
+        player = await human.sign_in_guest(name)
+        ticket = await human.queue(options=options)
+        say(f"signed in as {name} ({player}); queued {ticket.name}")
+        bot_clients = await _queue_bots(lobby, game, bots, options)
+        if bots:
+            say(f"{bots} bots queued the same way; waiting for the lobby to seat everyone")
+        seated_task = asyncio.create_task(human.wait_until_seated(ticket.name, seat_timeout))
+        while not seated_task.done():
+            reading = asyncio.create_task(keyboard.lines.get())
+            await asyncio.wait({reading, seated_task}, return_when=asyncio.FIRST_COMPLETED)
+            if not reading.done():
+                reading.cancel()
+                continue
+            line = reading.result()
+            if line is None or line.strip().lower() == "q":
+                seated_task.cancel()
+                with contextlib.suppress(TrucError):
+                    await human.cancel(ticket.name)
+                say("you left the queue")
+                return 0
+            say("not seated yet: q leaves the queue")
+        seated = seated_task.result()
+        tickets = await asyncio.gather(
+            *(client.wait_until_seated(t.name, seat_timeout) for client, t in bot_clients)
+        )
+        policies = [HeuristicPolicy(seed + t.seat) for t in tickets]
+        players = [
+            asyncio.create_task(
+                BotPlayer(stub, t.game, t.game_token, policy, think=bot_think).run()
+            )
+            for t, policy in zip(tickets, policies, strict=True)
+        ]
+        labels = {t.seat: "bot" for t in tickets if t.game == seated.game}
+        labels[seated.seat] = name
+        say(f"seated in {seated.game} at {seat_name(seated.seat)}, team {team_name(seated.team)}")
+        for assignment in sorted(seated.table, key=lambda a: a.seat):
+            role = "captain " if assignment.seat in (0, 3) else ""
+            who = labels.get(assignment.seat, assignment.player)
+            say(f"   {role}{seat_name(assignment.seat)} {who}")
+        view = await human.get_game(seated.game)
+        seat = Seat(human, view, console=console, live=live, labels=labels)
+        keyboard.on_change = seat.redraw
+        with _cbreak(stdin_fd) if keyboard.edit else contextlib.nullcontext():
+            final = await seat.play(keyboard)
+        if final is None:
+            say("you left the table (the service plays your seat by default from now on)")
+            return 0
+        console.print(seat.screen())
+        mine = final.seat % 2 if final.HasField("seat") else -1
+        winner = team_name(final.winner)
+        verdict = "your team wins" if final.winner - 1 == mine else "your team loses"
+        say(
+            f"match over: team {winner} wins {final.manches.team_a}-{final.manches.team_b} "
+            f"after {final.hands_played} hand{'s' if final.hands_played != 1 else ''}: {verdict}"
+        )
+        if players:  # they end with the match; one seated elsewhere is cancelled below
+            await asyncio.wait(players, timeout=30)
+        return 0
+    finally:
+        for task in players:
+            task.cancel()
+        await asyncio.gather(*players, return_exceptions=True)
+        for client, _ in bot_clients:
+            await client.close()
+        await human.close()
+        await game_channel.close(None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``truc play``: one human seat in the terminal against bots."""
+    parser = argparse.ArgumentParser(
+        prog="truc play", description="Take one seat of a match in the terminal."
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``truc play`` (shared with ``truc_game.cli``)."""
+    parser.add_argument("--lobby", default="localhost:50052", metavar="HOST:PORT")
+    parser.add_argument("--game", default="localhost:50051", metavar="HOST:PORT")
+    parser.add_argument("--name", default="you", help="your display name")
+    parser.add_argument("--bots", type=int, default=5, help="bots to queue with you (0-5)")
+    parser.add_argument("--bot-think", type=float, default=0.6, help="seconds a bot waits")
+    parser.add_argument("--target-score", type=int, default=0, help="points of a manche (25)")
+    parser.add_argument("--manches", type=int, default=0, help="manches to win the match (2)")
+    parser.add_argument("--seed", type=int, default=7, help="the bots' seed")
+    parser.add_argument(
+        "--plain", action="store_true", help="plain output even on a terminal (no live screen)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play with parsed :func:`add_arguments` options."""
+    if not 0 <= args.bots <= 5:
+        print("--bots: 0 to 5", file=sys.stderr)
+        return 2
+    live = sys.stdout.isatty() and sys.stdin.isatty() and not args.plain
+    options = game_pb2.RuleOptions(target_score=args.target_score, manches_to_win=args.manches)
+    try:
+        return asyncio.run(
+            play(
+                args.lobby,
+                args.game,
+                out=sys.stdout,
+                stdin_fd=sys.stdin.fileno(),
+                live=live,
+                name=args.name,
+                bots=args.bots,
+                bot_think=args.bot_think,
+                options=options,
+                seed=args.seed,
+            )
+        )
+    except KeyboardInterrupt:
+        return 130
+    except TrucError as error:
+        print(f"truc play: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

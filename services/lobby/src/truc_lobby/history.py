@@ -1,0 +1,134 @@
+"""Each player's finished games, for ``ListGames``.
+
+When a game the lobby seated ends, :mod:`truc_lobby.results` records it in the
+same atomic script that rates it and frees its players:
+
+* ``{P}:summary:{game}``: the game's record (its seats, the winning team, when
+  it ended, the rating changes), JSON;
+* ``{P}:history:{player}``: a sorted set per human player, game id -> the end
+  time in ms, trimmed to the :data:`HISTORY_LIMIT` most recent.
+
+Both expire after the history retention (``TRUC_HISTORY_SECONDS``). Pages run
+from the most recent game down; a page token is the (end time, game id) of the
+last game of the previous page, so games that end meanwhile never shift a page.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Final
+
+from redis.asyncio import Redis
+
+from .store import P
+
+__all__ = [
+    "HISTORY_LIMIT",
+    "GameHistory",
+    "GameRecord",
+    "PageTokenError",
+    "history_key",
+    "summary_key",
+]
+
+HISTORY_LIMIT: Final = 1000
+"""The most recent games kept per player."""
+
+
+def history_key(player: str) -> str:
+    return f"{P}:history:{player}"
+
+
+def summary_key(game: str) -> str:
+    return f"{P}:summary:{game}"
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """A finished game as the lobby recorded it."""
+
+    game: str
+    seats: tuple[tuple[int, str, bool], ...]
+    """(seat, player, bot), by seat."""
+    winner: int | None
+    """0 for team A, 1 for team B, None when the game ended without a winner."""
+    end_ms: int
+    changes: dict[str, float]
+    """Rating change of each rated player."""
+
+    def encode(self) -> str:
+        return json.dumps(
+            {
+                "g": self.game,
+                "s": [list(seat) for seat in self.seats],
+                "w": self.winner,
+                "e": self.end_ms,
+                "c": self.changes,
+            },
+            separators=(",", ":"),
+        )
+
+    @staticmethod
+    def decode(data: bytes | str) -> GameRecord:
+        raw = json.loads(data)
+        return GameRecord(
+            game=str(raw["g"]),
+            seats=tuple((int(s), str(p), bool(b)) for s, p, b in raw["s"]),
+            winner=None if raw["w"] is None else int(raw["w"]),
+            end_ms=int(raw["e"]),
+            changes={str(k): float(v) for k, v in raw["c"].items()},
+        )
+
+
+class PageTokenError(ValueError):
+    """A page token this lobby did not issue."""
+
+
+def _page_token(record: GameRecord) -> str:
+    raw = f"{record.end_ms}:{record.game}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _parse_page_token(token: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        end, game = raw.split(":", 1)
+        end_ms = int(end)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise PageTokenError(token) from None
+    if end_ms < 0 or not game:
+        raise PageTokenError(token)
+    return end_ms, game
+
+
+class GameHistory:
+    """Reads the players' histories (``results`` writes them)."""
+
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+
+    async def page(self, player: str, size: int, token: str) -> tuple[list[GameRecord], str]:
+        """Up to ``size`` of the player's games after ``token`` (most recent first)
+        and the token of the next page ("" if there is none).
+
+        Raises :class:`PageTokenError` for a token this lobby did not issue.
+        """
+        key = history_key(player)
+        pipe = self._redis.pipeline(transaction=False)
+        if token:
+            end_ms, last = _parse_page_token(token)
+            pipe.zrevrangebyscore(key, end_ms, end_ms)  # games that ended the same ms
+            pipe.zrevrangebyscore(key, f"({end_ms}", "-inf", start=0, num=size + 1)
+            ties, older = await pipe.execute()
+            # Ties come in descending id order: those after the last one sent.
+            games = [g for g in ties if g.decode() < last] + list(older)
+        else:
+            games = await self._redis.zrevrangebyscore(key, "+inf", "-inf", start=0, num=size + 1)
+        more = len(games) > size
+        games = games[:size]
+        raw = await self._redis.mget([summary_key(g.decode()) for g in games]) if games else []
+        records = [GameRecord.decode(r) for r in raw if r is not None]
+        return records, _page_token(records[-1]) if more and records else ""

@@ -1,0 +1,197 @@
+"""``truc load`` against a real stack (a game service and two lobbies on Redis):
+a short run produces a sound JSON report; an unreachable address fails clearly.
+And the latency histogram behind its percentiles."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lobby_service.conftest import Stack, stack  # noqa: F401
+from tests.service.conftest import redis_server  # noqa: F401
+from truc_client.latency import LatencyHistogram
+from truc_client.load import parse_args, summary_table
+
+
+def _truc_load(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``truc load ARGS`` as a process (through the ``truc`` command's subcommand)."""
+    return subprocess.run(
+        [sys.executable, "-m", "truc_game.cli", "load", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_a_short_run_plays_whole_games_and_reports_them(
+    stack: Stack,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "report.json"
+    done = _truc_load(
+        "--lobby",
+        stack.lobbies[0].address,
+        "--game",
+        stack.game.address,
+        "--players",
+        "12",
+        "--games",
+        "2",
+        "--target-score",
+        "5",
+        "--manches",
+        "1",
+        "--report",
+        str(path),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    assert report["schema"] == "truc-load/1"
+    assert report["stopped_by"] == "games"
+    assert report["config"]["players"] == 12
+    assert report["games"]["completed"] >= 2
+    assert report["actions"]["submitted"] > 0
+    assert report["actions"]["per_second"] > 0
+    assert report["tickets"]["created"] >= 12
+    assert report["tickets"]["seated"] >= 12
+    assert report["queue_to_seated_ms"]["count"] >= 12
+    assert report["errors"]["fatal"] == 0, report["errors"]
+    assert report["ok"] is True
+    rpcs = report["rpcs"]
+    assert report["errors"]["total"] == 0, report["errors"]
+    for method in ("SignInGuest", "CreateTicket", "WatchTicket", "GetGame", "SubmitAction"):
+        assert rpcs[method]["errors"] == {}, method
+    for method in ("SubmitAction", "WatchGame", "CreateTicket"):
+        latency = rpcs[method]["latency_ms"]
+        assert latency["count"] > 0, method
+        assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"] <= latency["max"], method
+    assert rpcs["SubmitAction"]["ok"] == report["actions"]["submitted"]
+    # Six watchers see each action: nearly every version is timed six times.
+    assert rpcs["WatchGame"]["latency_ms"]["count"] >= 3 * report["actions"]["submitted"]
+    assert rpcs["WatchGame"]["messages"] >= rpcs["WatchGame"]["latency_ms"]["count"]
+    assert "SubmitAction" in done.stdout and "games completed" in done.stdout
+
+
+def test_an_unreachable_service_is_a_clear_error() -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    done = _truc_load(
+        "--lobby",
+        f"127.0.0.1:{port}",
+        "--game",
+        f"127.0.0.1:{port}",
+        "--connect-timeout",
+        "1",
+        "--duration",
+        "5",
+        timeout=30,
+    )
+    assert done.returncode == 2
+    assert f"cannot reach the lobby at 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_players_are_rounded_up_to_whole_tables_and_a_default_duration_applies() -> None:
+    config = parse_args(["--players", "13", "--quiet"])
+    assert config.players == 18
+    assert config.duration_s == 30.0
+    assert config.games is None
+    config = parse_args(["--games", "3", "--quiet"])
+    assert config.duration_s is None
+    with pytest.raises(SystemExit):
+        parse_args(["--lobby", "nohostport"])
+
+
+# --------------------------------------------------------------------------- histogram
+
+
+def _nearest_rank(samples: list[int], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[max(1, math.ceil(q / 100 * len(ordered))) - 1] / 1e6
+
+
+def test_percentiles_are_within_one_percent_of_the_exact_ones() -> None:
+    rng = random.Random(5)
+    samples = [int(rng.lognormvariate(15, 1.2)) for _ in range(20_000)]  # ~3 ms, long tail
+    histogram = LatencyHistogram()
+    for ns in samples:
+        histogram.record(ns)
+    for q in (1, 25, 50, 90, 95, 99, 99.9, 100):
+        exact = _nearest_rank(samples, q)
+        assert histogram.percentile(q) == pytest.approx(exact, rel=0.0101), q
+    assert histogram.count == len(samples)
+    assert histogram.max_ns == max(samples)
+    assert histogram.percentile(100) <= max(samples) / 1e6
+
+
+def test_percentiles_never_decrease_and_never_pass_the_extremes() -> None:
+    histogram = LatencyHistogram()
+    for ns in (5_000_000, 1_000_000, 1_000_000, 2_000_000, 90_000_000):
+        histogram.record(ns)
+    summary = histogram.summary()
+    assert summary["count"] == 5
+    assert 1.0 <= summary["p50"] <= summary["p95"] <= summary["p99"] <= summary["max"] == 90.0
+    assert summary["p50"] == pytest.approx(2.0, rel=0.01)
+    assert summary["mean"] == pytest.approx(19.8)
+    one = LatencyHistogram()
+    one.record(1_234_567)
+    assert one.percentile(1) == one.percentile(99) == pytest.approx(1.234567)
+
+
+def test_an_empty_histogram_and_merging() -> None:
+    empty = LatencyHistogram()
+    assert empty.summary() == {"count": 0, "p50": 0, "p95": 0, "p99": 0, "max": 0, "mean": 0}
+    with pytest.raises(ValueError, match="percentile"):
+        empty.percentile(0)
+    low, high = LatencyHistogram(), LatencyHistogram()
+    for ns in range(1, 101):
+        low.record(ns * 1_000)
+        high.record(ns * 1_000_000)
+    low.merge(high)
+    low.merge(empty)
+    assert low.count == 200
+    assert low.min_ns == 1_000
+    assert low.max_ns == 100_000_000
+    assert low.percentile(50) == pytest.approx(0.1, rel=0.01)
+    assert low.percentile(75) == pytest.approx(50.0, rel=0.01)
+    zero = LatencyHistogram()
+    zero.record(0)
+    zero.record(-5)
+    assert zero.percentile(50) == 0.0
+
+
+def test_the_summary_table_lists_every_method_and_error() -> None:
+    histogram = LatencyHistogram()
+    histogram.record(2_000_000)
+    entry = {
+        "calls": 3,
+        "ok": 1,
+        "latency_ms": histogram.summary(),
+        "errors": {"ABORTED/STALE_ETAG": 2},
+    }
+    report = {
+        "config": {"players": 6, "event_loop": "asyncio"},
+        "stopped_by": "games",
+        "elapsed_s": 1.5,
+        "games": {"completed": 1, "abandoned": 0},
+        "actions": {"submitted": 1, "per_second": 0.7},
+        "tickets": {"created": 6, "per_second": 4.0, "seated": 6},
+        "queue_to_seated_ms": histogram.summary(),
+        "cpu": {"load_process_s": 0.2, "load_process_percent": 13.0},
+        "rpcs": {"SubmitAction": entry},
+        "errors": {"total": 2, "fatal": 1, "fatal_examples": ["BotError: stuck"]},
+    }
+    table = summary_table(report)
+    assert "SubmitAction" in table
+    assert "SubmitAction ABORTED/STALE_ETAG: 2" in table
+    assert "fatal errors: 1" in table and "BotError: stuck" in table

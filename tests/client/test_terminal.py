@@ -1,0 +1,148 @@
+"""Terminal play (``truc play``) as a real subprocess against a real stack: a game
+service and two lobbies on Redis, the human's stdin a pipe that keeps answering,
+five bots queued through the lobby by the client, a short match (rule options
+target_score and manches_to_win passed at queue time) and 4-second turns."""
+
+from __future__ import annotations
+
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import IO
+
+import pytest
+
+from tests.lobby_service.conftest import Stack
+from tests.service.conftest import redis_server  # noqa: F401
+from truc_game.redis_server import RedisServer
+
+TURN_SECONDS = 4
+PROMPT = "> your move?"
+
+
+@pytest.fixture(scope="module")
+def services(redis_server: RedisServer) -> Iterator[Stack]:  # noqa: F811
+    started = Stack(
+        redis_server.url, TRUC_BOT_WAIT_SECONDS="0", TRUC_GAME_TURN_SECONDS=str(TURN_SECONDS)
+    )
+    yield started
+    started.stop()
+
+
+def play(
+    services: Stack, answer: Callable[[int, list[str]], str | None], *extra: str
+) -> tuple[int, list[str]]:
+    """Run ``truc play`` with plain output; at each prompt write ``answer(n, lines)``
+    (``None``: write nothing and let the turn time out). The exit code and the lines."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "truc_game.cli",
+            "play",
+            "--lobby",
+            services.lobbies[0].address,
+            "--game",
+            services.game.address,
+            "--bot-think",
+            "0",
+            "--target-score",
+            "6",
+            "--manches",
+            "1",
+            *extra,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
+        bufsize=1,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    lines: list[str] = []
+    incoming: queue.Queue[str | None] = queue.Queue()
+
+    def read(stream: IO[str]) -> None:
+        for line in stream:
+            incoming.put(line)
+        incoming.put(None)
+
+    threading.Thread(target=read, args=(process.stdout,), daemon=True).start()
+    prompts = 0
+    deadline = time.monotonic() + 55
+    try:
+        while True:
+            line = incoming.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line is None:
+                break
+            lines.append(line.rstrip("\n"))
+            if line.startswith(PROMPT):
+                reply = answer(prompts, lines)
+                prompts += 1
+                if reply is not None:
+                    process.stdin.write(reply + "\n")
+                    process.stdin.flush()
+        return process.wait(10), lines
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        process.stdin.close()
+        process.stdout.close()
+
+
+def offered(lines: list[str], key: str) -> bool:
+    """The last choices printed (before the prompt) offer ``key``."""
+    for line in reversed(lines[:-1]):
+        if line.startswith(PROMPT):
+            return False
+        if f"{key}) " in line:
+            return True
+    return False
+
+
+def test_a_human_plays_a_whole_match_against_five_bots(services: Stack) -> None:
+    script = {0: "99", 1: "x", 2: None}  # two refused inputs, then a turn left to time out
+    signalled: list[int] = []
+
+    def answer(n: int, lines: list[str]) -> str | None:
+        if n in script:
+            return script[n]
+        if not signalled and offered(lines, "s1"):
+            signalled.append(n)
+            return "s1"
+        return "1"
+
+    code, lines = play(services, answer)
+    out = "\n".join(lines)
+    assert code == 0, out[-3000:]
+    # The table, the hand, the numbered choices, the timer.
+    assert "seated in games/" in out
+    assert "S0(A) ★captain" in out and "S3(B) ★captain" in out
+    assert "your hand: " in out and "team signals: " in out
+    assert re.search(r"your move: 1\) (play|call|name) ", out)
+    assert re.search(r"⏱ \d+ s left", out)
+    # Invalid inputs are refused with a message and asked again.
+    refused = [i for i, line in enumerate(lines) if "is not a choice" in line]
+    assert len(refused) == 2 and "'99'" in lines[refused[0]] and "'x'" in lines[refused[1]]
+    assert all(lines[i + 1].startswith(PROMPT) for i in refused)
+    # The third prompt went unanswered: the service acted for the seat, new choices came.
+    timed_out = next(i for i, line in enumerate(lines) if "ran out of time" in line)
+    assert any(line.startswith(PROMPT) for line in lines[timed_out:])
+    # The human sent a team message; calls and the match's end were narrated.
+    assert signalled, "no signal or directive was ever offered"
+    assert re.search(r"you: (signal|direct) ", out)
+    assert re.search(r"S\d\([AB]\) (signals \w+ to the team|directs the team)", out)
+    assert "wins the match" in out
+    assert lines[-1].startswith("match over: team ")
+
+
+def test_q_leaves_the_table_cleanly(services: Stack) -> None:
+    code, lines = play(services, lambda n, lines: "q")
+    assert code == 0, "\n".join(lines)[-3000:]
+    assert lines[-1].startswith("you left the table")
