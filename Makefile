@@ -14,16 +14,17 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 	--python_out=$(1) --mypy_out=$(1) --grpc_python_out=$(1) --mypy_grpc_out=$(1) \
 	$(sort $(wildcard proto/truc/v1/*.proto))
 
-.PHONY: run test lint format bench serve load scenarios venv clean proto proto-check node-deps k8s-validate
+.PHONY: run test lint format bench serve load scenarios venv clean proto proto-check openapi \
+	openapi-check node-deps k8s-validate
 
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
 ## (PLAY=1: you take one seat in the terminal against five bots)
 run: $(STAMP)
 	$(BIN)/python tools/run.py $(if $(filter-out 0,$(PLAY)),--play)
 
-## test: lint, the Kubernetes manifests, the public and rule scenarios, unit and property tests
-## (and the Node.js client if node is here)
-test: proto-check lint k8s-validate node-deps $(STAMP)
+## test: lint, the OpenAPI document, the Kubernetes manifests, the public and rule scenarios,
+## unit and property tests (and the Node.js client if node is here)
+test: proto-check openapi-check lint k8s-validate node-deps $(STAMP)
 	$(BIN)/truc scenario tests/scenarios/public/*.json tests/scenarios/rules/*.json > /dev/null
 	$(BIN)/pytest
 
@@ -47,6 +48,15 @@ proto-check: $(STAMP)
 	diff -r -x __pycache__ .proto-check/truc $(PROTO_OUT)/truc || { echo "generated stubs are stale: run make proto"; exit 1; }
 	rm -rf .proto-check
 
+## openapi: regenerate the gateway's OpenAPI document from the proto (routes, schemas, comments)
+OPENAPI := services/gateway/src/truc_gateway/openapi.json
+openapi: $(STAMP)
+	$(BIN)/python -m truc_gateway.openapi $(OPENAPI) --proto-dir proto
+
+## openapi-check: the checked-in OpenAPI document is up to date
+openapi-check: $(STAMP)
+	$(BIN)/python -m truc_gateway.openapi $(OPENAPI) --proto-dir proto --check
+
 ## lint: ruff (check + format) and mypy --strict
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -67,8 +77,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/service_bench.py
 	$(BIN)/python benchmarks/matchmaking_bench.py
 	$(BIN)/python benchmarks/lobby_bench.py
+	$(BIN)/python benchmarks/rest_bench.py
 
-## serve: Redis (bundled unless REDIS_URL is set), the game service on 50051 and the lobby on 50052
+## serve: Redis (bundled unless REDIS_URL is set), the game service on 50051, the lobby on 50052, the gateway on 8080
 serve: $(STAMP)
 	$(BIN)/python tools/serve.py
 
@@ -92,13 +103,13 @@ $(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
 	touch $@
 
 $(STAMP): constraints.txt requirements-dev.txt services/game/pyproject.toml \
-		services/lobby/pyproject.toml clients/python/pyproject.toml
+		services/lobby/pyproject.toml services/gateway/pyproject.toml clients/python/pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 is required"; exit 1; }
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt --no-build-isolation \
-		-e clients/python -e services/game -e services/lobby
+		-e clients/python -e services/game -e services/lobby -e services/gateway
 	touch $(STAMP)
 
 clean:

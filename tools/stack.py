@@ -22,6 +22,7 @@ class Addresses:
     redis: str
     game: str
     lobby: str
+    gateway: str
 
 
 def _relay(
@@ -41,9 +42,10 @@ def _relay(
 
 @contextlib.contextmanager
 def running_stack(
-    *, game_port: int, lobby_port: int, quiet: bool = False
+    *, game_port: int, lobby_port: int, gateway_port: int = 0, quiet: bool = False
 ) -> Iterator[tuple[Addresses, list[subprocess.Popen[bytes]]]]:
-    """Redis (bundled unless REDIS_URL is set), the game service and the lobby."""
+    """Redis (bundled unless REDIS_URL is set), the game service, the lobby and the
+    REST gateway in front of both."""
     env = dict(os.environ)
     if not env.get("TRUC_JWT_SECRET"):
         env.setdefault("TRUC_DEV_MODE", "1")
@@ -62,10 +64,18 @@ def running_stack(
             for name, module, port in (
                 ("game", "truc_game", game_port),
                 ("lobby", "truc_lobby", lobby_port),
+                ("gateway", "truc_gateway", gateway_port),
             ):
-                env_for = {**env, "TRUC_GAME_PORT": str(game_port), "TRUC_LOBBY_PORT": str(port)}
-                if name == "lobby":
+                env_for = {
+                    **env,
+                    "TRUC_GAME_PORT": str(game_port),
+                    "TRUC_LOBBY_PORT": str(port),
+                    "TRUC_GATEWAY_PORT": str(port),
+                }
+                if name != "game":
                     env_for["TRUC_GAME_ADDRESS"] = addresses["game"]
+                if name == "gateway":
+                    env_for["TRUC_LOBBY_ADDRESS"] = addresses["lobby"]
                 process = subprocess.Popen(
                     [sys.executable, "-m", module],
                     env=env_for,
@@ -86,7 +96,12 @@ def running_stack(
                 if not ready.wait(30) or not found:
                     raise RuntimeError(f"the {name} service did not start")
                 addresses[name] = f"127.0.0.1:{found[0]}"
-            yield Addresses(env["REDIS_URL"], addresses["game"], addresses["lobby"]), processes
+            yield (
+                Addresses(
+                    env["REDIS_URL"], addresses["game"], addresses["lobby"], addresses["gateway"]
+                ),
+                processes,
+            )
         finally:
             for process in processes:
                 if process.poll() is None:

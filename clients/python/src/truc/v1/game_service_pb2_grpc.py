@@ -48,6 +48,12 @@ class GameServiceStub:
     * RESOURCE_EXHAUSTED: RATE_LIMITED (per player; metadata retry_after_ms).
     * UNAVAILABLE: STORE_UNAVAILABLE (Redis cannot be reached); safe to retry
     with the same request_id.
+
+    REST/JSON: each RPC's google.api.http option maps it to HTTP, served by the
+    gateway (truc-gateway, services/gateway): the same token in the
+    `Authorization: Bearer` header, messages in the proto3 JSON mapping, and
+    errors as google.rpc.Status JSON with the HTTP status of the gRPC code (the
+    reasons above are unchanged). Server-streaming RPCs are Server-Sent Events.
     """
 
     def __init__(self, channel):
@@ -101,6 +107,12 @@ class GameServiceServicer:
     * RESOURCE_EXHAUSTED: RATE_LIMITED (per player; metadata retry_after_ms).
     * UNAVAILABLE: STORE_UNAVAILABLE (Redis cannot be reached); safe to retry
     with the same request_id.
+
+    REST/JSON: each RPC's google.api.http option maps it to HTTP, served by the
+    gateway (truc-gateway, services/gateway): the same token in the
+    `Authorization: Bearer` header, messages in the proto3 JSON mapping, and
+    errors as google.rpc.Status JSON with the HTTP status of the gRPC code (the
+    reasons above are unchanged). Server-streaming RPCs are Server-Sent Events.
     """
 
     def CreateGame(self, request, context):
@@ -109,6 +121,8 @@ class GameServiceServicer:
         INVALID_ARGUMENT (not six distinct players, bad options, fixed deals
         without the server's test flag), ALREADY_EXISTS (game_id taken),
         UNAVAILABLE.
+
+        REST: `POST /v1/games` with the request as the JSON body.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -118,6 +132,8 @@ class GameServiceServicer:
         """Returns the caller's view of a game, with the event log so far filtered
         for the caller's seat. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
         (BAD_NAME), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED), UNAVAILABLE.
+
+        REST: `GET /v1/games/{game}` (the path is the game's name).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -131,6 +147,9 @@ class GameServiceServicer:
         PERMISSION_DENIED (NOT_SEATED), FAILED_PRECONDITION (the rules' reason),
         ABORTED (STALE_ETAG, CONFLICT), RESOURCE_EXHAUSTED (RATE_LIMITED),
         UNAVAILABLE.
+
+        REST: `POST /v1/games/{game}:submitAction` with the rest of the request
+        (action, etag, requestId, responseView) as the JSON body.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -142,6 +161,13 @@ class GameServiceServicer:
         versions after `after_version` (0: from the start), so a client that
         reconnects with the last version it saw misses nothing and sees nothing
         twice. Ends when the match is over. Errors: as GetGame.
+
+        REST: `GET /v1/games/{game}:watch?after_version=N` as Server-Sent Events:
+        each change is an event with `id: <version>` and `data: <the
+        WatchGameResponse as JSON>`. A browser's EventSource reconnects with the
+        `Last-Event-ID` header, which the gateway passes as after_version (it wins
+        over the query), so a dropped connection loses nothing and repeats nothing.
+        The stream ends with an `end` event when the match is over.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -201,6 +227,12 @@ class GameService:
     * RESOURCE_EXHAUSTED: RATE_LIMITED (per player; metadata retry_after_ms).
     * UNAVAILABLE: STORE_UNAVAILABLE (Redis cannot be reached); safe to retry
     with the same request_id.
+
+    REST/JSON: each RPC's google.api.http option maps it to HTTP, served by the
+    gateway (truc-gateway, services/gateway): the same token in the
+    `Authorization: Bearer` header, messages in the proto3 JSON mapping, and
+    errors as google.rpc.Status JSON with the HTTP status of the gRPC code (the
+    reasons above are unchanged). Server-streaming RPCs are Server-Sent Events.
     """
 
     @staticmethod

@@ -49,6 +49,12 @@ class GameServiceStub:
     * RESOURCE_EXHAUSTED: RATE_LIMITED (per player; metadata retry_after_ms).
     * UNAVAILABLE: STORE_UNAVAILABLE (Redis cannot be reached); safe to retry
       with the same request_id.
+
+    REST/JSON: each RPC's google.api.http option maps it to HTTP, served by the
+    gateway (truc-gateway, services/gateway): the same token in the
+    `Authorization: Bearer` header, messages in the proto3 JSON mapping, and
+    errors as google.rpc.Status JSON with the HTTP status of the gRPC code (the
+    reasons above are unchanged). Server-streaming RPCs are Server-Sent Events.
     """
 
     @_typing.overload
@@ -61,11 +67,15 @@ class GameServiceStub:
     INVALID_ARGUMENT (not six distinct players, bad options, fixed deals
     without the server's test flag), ALREADY_EXISTS (game_id taken),
     UNAVAILABLE.
+
+    REST: `POST /v1/games` with the request as the JSON body.
     """
     GetGame: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.GetGameRequest, _game_service_pb2.GetGameResponse]
     """Returns the caller's view of a game, with the event log so far filtered
     for the caller's seat. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
     (BAD_NAME), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED), UNAVAILABLE.
+
+    REST: `GET /v1/games/{game}` (the path is the game's name).
     """
     SubmitAction: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.SubmitActionRequest, _game_service_pb2.SubmitActionResponse]
     """Applies one action for the caller's seat and returns the new view and the
@@ -75,6 +85,9 @@ class GameServiceStub:
     PERMISSION_DENIED (NOT_SEATED), FAILED_PRECONDITION (the rules' reason),
     ABORTED (STALE_ETAG, CONFLICT), RESOURCE_EXHAUSTED (RATE_LIMITED),
     UNAVAILABLE.
+
+    REST: `POST /v1/games/{game}:submitAction` with the rest of the request
+    (action, etag, requestId, responseView) as the JSON body.
     """
     WatchGame: _grpc.UnaryStreamMultiCallable[_game_service_pb2.WatchGameRequest, _game_service_pb2.WatchGameResponse]
     """Streams every change to a game: the events of each version, filtered for
@@ -82,6 +95,13 @@ class GameServiceStub:
     versions after `after_version` (0: from the start), so a client that
     reconnects with the last version it saw misses nothing and sees nothing
     twice. Ends when the match is over. Errors: as GetGame.
+
+    REST: `GET /v1/games/{game}:watch?after_version=N` as Server-Sent Events:
+    each change is an event with `id: <version>` and `data: <the
+    WatchGameResponse as JSON>`. A browser's EventSource reconnects with the
+    `Last-Event-ID` header, which the gateway passes as after_version (it wins
+    over the query), so a dropped connection loses nothing and repeats nothing.
+    The stream ends with an `end` event when the match is over.
     """
 
 @_typing.type_check_only
@@ -108,6 +128,12 @@ class GameServiceAsyncStub(GameServiceStub):
     * RESOURCE_EXHAUSTED: RATE_LIMITED (per player; metadata retry_after_ms).
     * UNAVAILABLE: STORE_UNAVAILABLE (Redis cannot be reached); safe to retry
       with the same request_id.
+
+    REST/JSON: each RPC's google.api.http option maps it to HTTP, served by the
+    gateway (truc-gateway, services/gateway): the same token in the
+    `Authorization: Bearer` header, messages in the proto3 JSON mapping, and
+    errors as google.rpc.Status JSON with the HTTP status of the gRPC code (the
+    reasons above are unchanged). Server-streaming RPCs are Server-Sent Events.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -117,11 +143,15 @@ class GameServiceAsyncStub(GameServiceStub):
     INVALID_ARGUMENT (not six distinct players, bad options, fixed deals
     without the server's test flag), ALREADY_EXISTS (game_id taken),
     UNAVAILABLE.
+
+    REST: `POST /v1/games` with the request as the JSON body.
     """
     GetGame: _aio.UnaryUnaryMultiCallable[_game_service_pb2.GetGameRequest, _game_service_pb2.GetGameResponse]  # type: ignore[assignment]
     """Returns the caller's view of a game, with the event log so far filtered
     for the caller's seat. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
     (BAD_NAME), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED), UNAVAILABLE.
+
+    REST: `GET /v1/games/{game}` (the path is the game's name).
     """
     SubmitAction: _aio.UnaryUnaryMultiCallable[_game_service_pb2.SubmitActionRequest, _game_service_pb2.SubmitActionResponse]  # type: ignore[assignment]
     """Applies one action for the caller's seat and returns the new view and the
@@ -131,6 +161,9 @@ class GameServiceAsyncStub(GameServiceStub):
     PERMISSION_DENIED (NOT_SEATED), FAILED_PRECONDITION (the rules' reason),
     ABORTED (STALE_ETAG, CONFLICT), RESOURCE_EXHAUSTED (RATE_LIMITED),
     UNAVAILABLE.
+
+    REST: `POST /v1/games/{game}:submitAction` with the rest of the request
+    (action, etag, requestId, responseView) as the JSON body.
     """
     WatchGame: _aio.UnaryStreamMultiCallable[_game_service_pb2.WatchGameRequest, _game_service_pb2.WatchGameResponse]  # type: ignore[assignment]
     """Streams every change to a game: the events of each version, filtered for
@@ -138,6 +171,13 @@ class GameServiceAsyncStub(GameServiceStub):
     versions after `after_version` (0: from the start), so a client that
     reconnects with the last version it saw misses nothing and sees nothing
     twice. Ends when the match is over. Errors: as GetGame.
+
+    REST: `GET /v1/games/{game}:watch?after_version=N` as Server-Sent Events:
+    each change is an event with `id: <version>` and `data: <the
+    WatchGameResponse as JSON>`. A browser's EventSource reconnects with the
+    `Last-Event-ID` header, which the gateway passes as after_version (it wins
+    over the query), so a dropped connection loses nothing and repeats nothing.
+    The stream ends with an `end` event when the match is over.
     """
 
 class GameServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -163,6 +203,12 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
     * RESOURCE_EXHAUSTED: RATE_LIMITED (per player; metadata retry_after_ms).
     * UNAVAILABLE: STORE_UNAVAILABLE (Redis cannot be reached); safe to retry
       with the same request_id.
+
+    REST/JSON: each RPC's google.api.http option maps it to HTTP, served by the
+    gateway (truc-gateway, services/gateway): the same token in the
+    `Authorization: Bearer` header, messages in the proto3 JSON mapping, and
+    errors as google.rpc.Status JSON with the HTTP status of the gRPC code (the
+    reasons above are unchanged). Server-streaming RPCs are Server-Sent Events.
     """
 
     @_abc_1.abstractmethod
@@ -176,6 +222,8 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         INVALID_ARGUMENT (not six distinct players, bad options, fixed deals
         without the server's test flag), ALREADY_EXISTS (game_id taken),
         UNAVAILABLE.
+
+        REST: `POST /v1/games` with the request as the JSON body.
         """
 
     @_abc_1.abstractmethod
@@ -187,6 +235,8 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         """Returns the caller's view of a game, with the event log so far filtered
         for the caller's seat. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
         (BAD_NAME), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED), UNAVAILABLE.
+
+        REST: `GET /v1/games/{game}` (the path is the game's name).
         """
 
     @_abc_1.abstractmethod
@@ -202,6 +252,9 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         PERMISSION_DENIED (NOT_SEATED), FAILED_PRECONDITION (the rules' reason),
         ABORTED (STALE_ETAG, CONFLICT), RESOURCE_EXHAUSTED (RATE_LIMITED),
         UNAVAILABLE.
+
+        REST: `POST /v1/games/{game}:submitAction` with the rest of the request
+        (action, etag, requestId, responseView) as the JSON body.
         """
 
     @_abc_1.abstractmethod
@@ -215,6 +268,13 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         versions after `after_version` (0: from the start), so a client that
         reconnects with the last version it saw misses nothing and sees nothing
         twice. Ends when the match is over. Errors: as GetGame.
+
+        REST: `GET /v1/games/{game}:watch?after_version=N` as Server-Sent Events:
+        each change is an event with `id: <version>` and `data: <the
+        WatchGameResponse as JSON>`. A browser's EventSource reconnects with the
+        `Last-Event-ID` header, which the gateway passes as after_version (it wins
+        over the query), so a dropped connection loses nothing and repeats nothing.
+        The stream ends with an `end` event when the match is over.
         """
 
 def add_GameServiceServicer_to_server(servicer: GameServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -22,46 +22,61 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from truc.v1 import game_pb2 as truc_dot_v1_dot_game__pb2
 from truc.v1 import lobby_pb2 as truc_dot_v1_dot_lobby__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btruc/v1/lobby_service.proto\x12\x07truc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12truc/v1/game.proto\x1a\x13truc/v1/lobby.proto\"*\n\x12SignInGuestRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"e\n\x13SignInGuestResponse\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12/\n\x0b\x65xpire_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"K\n\x13\x43reateTicketRequest\x12\r\n\x05party\x18\x01 \x03(\t\x12%\n\x07options\x18\x02 \x01(\x0b\x32\x14.truc.v1.RuleOptions\"7\n\x14\x43reateTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"$\n\x14\x43onfirmTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"8\n\x15\x43onfirmTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\" \n\x10GetTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"4\n\x11GetTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"#\n\x13\x43\x61ncelTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"7\n\x14\x43\x61ncelTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"\"\n\x12WatchTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"6\n\x13WatchTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"9\n\x10ListGamesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\"Q\n\x11ListGamesResponse\x12#\n\x05games\x18\x01 \x03(\x0b\x32\x14.truc.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\x96\x04\n\x0cLobbyService\x12H\n\x0bSignInGuest\x12\x1b.truc.v1.SignInGuestRequest\x1a\x1c.truc.v1.SignInGuestResponse\x12K\n\x0c\x43reateTicket\x12\x1c.truc.v1.CreateTicketRequest\x1a\x1d.truc.v1.CreateTicketResponse\x12N\n\rConfirmTicket\x12\x1d.truc.v1.ConfirmTicketRequest\x1a\x1e.truc.v1.ConfirmTicketResponse\x12\x42\n\tGetTicket\x12\x19.truc.v1.GetTicketRequest\x1a\x1a.truc.v1.GetTicketResponse\x12K\n\x0c\x43\x61ncelTicket\x12\x1c.truc.v1.CancelTicketRequest\x1a\x1d.truc.v1.CancelTicketResponse\x12J\n\x0bWatchTicket\x12\x1b.truc.v1.WatchTicketRequest\x1a\x1c.truc.v1.WatchTicketResponse0\x01\x12\x42\n\tListGames\x12\x19.truc.v1.ListGamesRequest\x1a\x1a.truc.v1.ListGamesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btruc/v1/lobby_service.proto\x12\x07truc.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12truc/v1/game.proto\x1a\x13truc/v1/lobby.proto\"*\n\x12SignInGuestRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"e\n\x13SignInGuestResponse\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12/\n\x0b\x65xpire_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"K\n\x13\x43reateTicketRequest\x12\r\n\x05party\x18\x01 \x03(\t\x12%\n\x07options\x18\x02 \x01(\x0b\x32\x14.truc.v1.RuleOptions\"7\n\x14\x43reateTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"$\n\x14\x43onfirmTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"8\n\x15\x43onfirmTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\" \n\x10GetTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"4\n\x11GetTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"#\n\x13\x43\x61ncelTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"7\n\x14\x43\x61ncelTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"\"\n\x12WatchTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"6\n\x13WatchTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"9\n\x10ListGamesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\"Q\n\x11ListGamesResponse\x12#\n\x05games\x18\x01 \x03(\x0b\x32\x14.truc.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xf2\x05\n\x0cLobbyService\x12\x66\n\x0bSignInGuest\x12\x1b.truc.v1.SignInGuestRequest\x1a\x1c.truc.v1.SignInGuestResponse\"\x1c\x82\xd3\xe4\x93\x02\x16\"\x11/v1/guests:signIn:\x01*\x12\x63\n\x0c\x43reateTicket\x12\x1c.truc.v1.CreateTicketRequest\x1a\x1d.truc.v1.CreateTicketResponse\"\x16\x82\xd3\xe4\x93\x02\x10\"\x0b/v1/tickets:\x01*\x12w\n\rConfirmTicket\x12\x1d.truc.v1.ConfirmTicketRequest\x1a\x1e.truc.v1.ConfirmTicketResponse\"\'\x82\xd3\xe4\x93\x02!\"\x1c/v1/{name=tickets/*}:confirm:\x01*\x12`\n\tGetTicket\x12\x19.truc.v1.GetTicketRequest\x1a\x1a.truc.v1.GetTicketResponse\"\x1c\x82\xd3\xe4\x93\x02\x16\x12\x14/v1/{name=tickets/*}\x12s\n\x0c\x43\x61ncelTicket\x12\x1c.truc.v1.CancelTicketRequest\x1a\x1d.truc.v1.CancelTicketResponse\"&\x82\xd3\xe4\x93\x02 \"\x1b/v1/{name=tickets/*}:cancel:\x01*\x12n\n\x0bWatchTicket\x12\x1b.truc.v1.WatchTicketRequest\x1a\x1c.truc.v1.WatchTicketResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/{name=tickets/*}:watch0\x01\x12U\n\tListGames\x12\x19.truc.v1.ListGamesRequest\x1a\x1a.truc.v1.ListGamesResponse\"\x11\x82\xd3\xe4\x93\x02\x0b\x12\t/v1/gamesb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'truc.v1.lobby_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SIGNINGUESTREQUEST']._serialized_start=114
-  _globals['_SIGNINGUESTREQUEST']._serialized_end=156
-  _globals['_SIGNINGUESTRESPONSE']._serialized_start=158
-  _globals['_SIGNINGUESTRESPONSE']._serialized_end=259
-  _globals['_CREATETICKETREQUEST']._serialized_start=261
-  _globals['_CREATETICKETREQUEST']._serialized_end=336
-  _globals['_CREATETICKETRESPONSE']._serialized_start=338
-  _globals['_CREATETICKETRESPONSE']._serialized_end=393
-  _globals['_CONFIRMTICKETREQUEST']._serialized_start=395
-  _globals['_CONFIRMTICKETREQUEST']._serialized_end=431
-  _globals['_CONFIRMTICKETRESPONSE']._serialized_start=433
-  _globals['_CONFIRMTICKETRESPONSE']._serialized_end=489
-  _globals['_GETTICKETREQUEST']._serialized_start=491
-  _globals['_GETTICKETREQUEST']._serialized_end=523
-  _globals['_GETTICKETRESPONSE']._serialized_start=525
-  _globals['_GETTICKETRESPONSE']._serialized_end=577
-  _globals['_CANCELTICKETREQUEST']._serialized_start=579
-  _globals['_CANCELTICKETREQUEST']._serialized_end=614
-  _globals['_CANCELTICKETRESPONSE']._serialized_start=616
-  _globals['_CANCELTICKETRESPONSE']._serialized_end=671
-  _globals['_WATCHTICKETREQUEST']._serialized_start=673
-  _globals['_WATCHTICKETREQUEST']._serialized_end=707
-  _globals['_WATCHTICKETRESPONSE']._serialized_start=709
-  _globals['_WATCHTICKETRESPONSE']._serialized_end=763
-  _globals['_LISTGAMESREQUEST']._serialized_start=765
-  _globals['_LISTGAMESREQUEST']._serialized_end=822
-  _globals['_LISTGAMESRESPONSE']._serialized_start=824
-  _globals['_LISTGAMESRESPONSE']._serialized_end=905
-  _globals['_LOBBYSERVICE']._serialized_start=908
-  _globals['_LOBBYSERVICE']._serialized_end=1442
+  _globals['_LOBBYSERVICE'].methods_by_name['SignInGuest']._loaded_options = None
+  _globals['_LOBBYSERVICE'].methods_by_name['SignInGuest']._serialized_options = b'\202\323\344\223\002\026\"\021/v1/guests:signIn:\001*'
+  _globals['_LOBBYSERVICE'].methods_by_name['CreateTicket']._loaded_options = None
+  _globals['_LOBBYSERVICE'].methods_by_name['CreateTicket']._serialized_options = b'\202\323\344\223\002\020\"\013/v1/tickets:\001*'
+  _globals['_LOBBYSERVICE'].methods_by_name['ConfirmTicket']._loaded_options = None
+  _globals['_LOBBYSERVICE'].methods_by_name['ConfirmTicket']._serialized_options = b'\202\323\344\223\002!\"\034/v1/{name=tickets/*}:confirm:\001*'
+  _globals['_LOBBYSERVICE'].methods_by_name['GetTicket']._loaded_options = None
+  _globals['_LOBBYSERVICE'].methods_by_name['GetTicket']._serialized_options = b'\202\323\344\223\002\026\022\024/v1/{name=tickets/*}'
+  _globals['_LOBBYSERVICE'].methods_by_name['CancelTicket']._loaded_options = None
+  _globals['_LOBBYSERVICE'].methods_by_name['CancelTicket']._serialized_options = b'\202\323\344\223\002 \"\033/v1/{name=tickets/*}:cancel:\001*'
+  _globals['_LOBBYSERVICE'].methods_by_name['WatchTicket']._loaded_options = None
+  _globals['_LOBBYSERVICE'].methods_by_name['WatchTicket']._serialized_options = b'\202\323\344\223\002\034\022\032/v1/{name=tickets/*}:watch'
+  _globals['_LOBBYSERVICE'].methods_by_name['ListGames']._loaded_options = None
+  _globals['_LOBBYSERVICE'].methods_by_name['ListGames']._serialized_options = b'\202\323\344\223\002\013\022\t/v1/games'
+  _globals['_SIGNINGUESTREQUEST']._serialized_start=144
+  _globals['_SIGNINGUESTREQUEST']._serialized_end=186
+  _globals['_SIGNINGUESTRESPONSE']._serialized_start=188
+  _globals['_SIGNINGUESTRESPONSE']._serialized_end=289
+  _globals['_CREATETICKETREQUEST']._serialized_start=291
+  _globals['_CREATETICKETREQUEST']._serialized_end=366
+  _globals['_CREATETICKETRESPONSE']._serialized_start=368
+  _globals['_CREATETICKETRESPONSE']._serialized_end=423
+  _globals['_CONFIRMTICKETREQUEST']._serialized_start=425
+  _globals['_CONFIRMTICKETREQUEST']._serialized_end=461
+  _globals['_CONFIRMTICKETRESPONSE']._serialized_start=463
+  _globals['_CONFIRMTICKETRESPONSE']._serialized_end=519
+  _globals['_GETTICKETREQUEST']._serialized_start=521
+  _globals['_GETTICKETREQUEST']._serialized_end=553
+  _globals['_GETTICKETRESPONSE']._serialized_start=555
+  _globals['_GETTICKETRESPONSE']._serialized_end=607
+  _globals['_CANCELTICKETREQUEST']._serialized_start=609
+  _globals['_CANCELTICKETREQUEST']._serialized_end=644
+  _globals['_CANCELTICKETRESPONSE']._serialized_start=646
+  _globals['_CANCELTICKETRESPONSE']._serialized_end=701
+  _globals['_WATCHTICKETREQUEST']._serialized_start=703
+  _globals['_WATCHTICKETREQUEST']._serialized_end=737
+  _globals['_WATCHTICKETRESPONSE']._serialized_start=739
+  _globals['_WATCHTICKETRESPONSE']._serialized_end=793
+  _globals['_LISTGAMESREQUEST']._serialized_start=795
+  _globals['_LISTGAMESREQUEST']._serialized_end=852
+  _globals['_LISTGAMESRESPONSE']._serialized_start=854
+  _globals['_LISTGAMESRESPONSE']._serialized_end=935
+  _globals['_LOBBYSERVICE']._serialized_start=938
+  _globals['_LOBBYSERVICE']._serialized_end=1692
 # @@protoc_insertion_point(module_scope)

@@ -46,6 +46,9 @@ class LobbyServiceStub:
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
     * RESOURCE_EXHAUSTED: RATE_LIMITED.
     * UNAVAILABLE: STORE_UNAVAILABLE.
+
+    REST/JSON: as GameService, each RPC's google.api.http option maps it to
+    HTTP on the gateway (truc-gateway), with the same tokens and reasons.
     """
 
     def __init__(self, channel):
@@ -112,11 +115,16 @@ class LobbyServiceServicer:
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
     * RESOURCE_EXHAUSTED: RATE_LIMITED.
     * UNAVAILABLE: STORE_UNAVAILABLE.
+
+    REST/JSON: as GameService, each RPC's google.api.http option maps it to
+    HTTP on the gateway (truc-gateway), with the same tokens and reasons.
     """
 
     def SignInGuest(self, request, context):
         """Issues a guest player id and a token for the lobby and the game service
         (development and demos). Errors: INVALID_ARGUMENT, UNAVAILABLE.
+
+        REST: `POST /v1/guests:signIn` with the request as the JSON body (no token).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -127,6 +135,8 @@ class LobbyServiceServicer:
         (the other members confirm with ConfirmTicket before it is queued).
         Errors: UNAUTHENTICATED, INVALID_ARGUMENT, ALREADY_EXISTS
         (ALREADY_QUEUED), UNAVAILABLE.
+
+        REST: `POST /v1/tickets` with the request as the JSON body.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -136,6 +146,8 @@ class LobbyServiceServicer:
         """A party member confirms the ticket; it is queued once all have.
         Errors: UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
         FAILED_PRECONDITION (TICKET_CLOSED), UNAVAILABLE.
+
+        REST: `POST /v1/tickets/{ticket}:confirm` (a JSON body, `{}`, is optional).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -144,6 +156,8 @@ class LobbyServiceServicer:
     def GetTicket(self, request, context):
         """Returns a ticket as the caller (a member) sees it. Errors:
         UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE.
+
+        REST: `GET /v1/tickets/{ticket}`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -152,6 +166,8 @@ class LobbyServiceServicer:
     def CancelTicket(self, request, context):
         """Cancels a ticket that is not matched yet. Errors: as GetTicket, and
         FAILED_PRECONDITION (TICKET_CLOSED) once it is matched.
+
+        REST: `POST /v1/tickets/{ticket}:cancel` (a JSON body, `{}`, is optional).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -161,6 +177,12 @@ class LobbyServiceServicer:
         """Streams the ticket each time it changes, until it is matched, cancelled
         or expired. Watching keeps a queued ticket alive: a ticket nobody watches
         for longer than the grace period expires. Errors: as GetTicket.
+
+        REST: `GET /v1/tickets/{ticket}:watch` as Server-Sent Events, one event
+        (`data: <the WatchTicketResponse as JSON>`, no `id`) per change, then an
+        `end` event. Every stream starts with the ticket as it is now and each
+        event carries the whole ticket, so resuming is simply reconnecting: there
+        is no version to resume from, and `Last-Event-ID` is ignored.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -174,6 +196,9 @@ class LobbyServiceServicer:
         game's whole log, filtered for the caller's seat, with GameService.GetGame
         and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
         (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
+
+        REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
+        games; on the lobby, though the path is the games' collection).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -246,6 +271,9 @@ class LobbyService:
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
     * RESOURCE_EXHAUSTED: RATE_LIMITED.
     * UNAVAILABLE: STORE_UNAVAILABLE.
+
+    REST/JSON: as GameService, each RPC's google.api.http option maps it to
+    HTTP on the gateway (truc-gateway), with the same tokens and reasons.
     """
 
     @staticmethod

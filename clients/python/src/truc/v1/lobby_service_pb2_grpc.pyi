@@ -47,6 +47,9 @@ class LobbyServiceStub:
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
     * RESOURCE_EXHAUSTED: RATE_LIMITED.
     * UNAVAILABLE: STORE_UNAVAILABLE.
+
+    REST/JSON: as GameService, each RPC's google.api.http option maps it to
+    HTTP on the gateway (truc-gateway), with the same tokens and reasons.
     """
 
     @_typing.overload
@@ -56,30 +59,46 @@ class LobbyServiceStub:
     SignInGuest: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.SignInGuestRequest, _lobby_service_pb2.SignInGuestResponse]
     """Issues a guest player id and a token for the lobby and the game service
     (development and demos). Errors: INVALID_ARGUMENT, UNAVAILABLE.
+
+    REST: `POST /v1/guests:signIn` with the request as the JSON body (no token).
     """
     CreateTicket: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.CreateTicketRequest, _lobby_service_pb2.CreateTicketResponse]
     """Creates a ticket for the caller alone, or for a party the caller leads
     (the other members confirm with ConfirmTicket before it is queued).
     Errors: UNAUTHENTICATED, INVALID_ARGUMENT, ALREADY_EXISTS
     (ALREADY_QUEUED), UNAVAILABLE.
+
+    REST: `POST /v1/tickets` with the request as the JSON body.
     """
     ConfirmTicket: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.ConfirmTicketRequest, _lobby_service_pb2.ConfirmTicketResponse]
     """A party member confirms the ticket; it is queued once all have.
     Errors: UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
     FAILED_PRECONDITION (TICKET_CLOSED), UNAVAILABLE.
+
+    REST: `POST /v1/tickets/{ticket}:confirm` (a JSON body, `{}`, is optional).
     """
     GetTicket: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.GetTicketRequest, _lobby_service_pb2.GetTicketResponse]
     """Returns a ticket as the caller (a member) sees it. Errors:
     UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE.
+
+    REST: `GET /v1/tickets/{ticket}`.
     """
     CancelTicket: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.CancelTicketRequest, _lobby_service_pb2.CancelTicketResponse]
     """Cancels a ticket that is not matched yet. Errors: as GetTicket, and
     FAILED_PRECONDITION (TICKET_CLOSED) once it is matched.
+
+    REST: `POST /v1/tickets/{ticket}:cancel` (a JSON body, `{}`, is optional).
     """
     WatchTicket: _grpc.UnaryStreamMultiCallable[_lobby_service_pb2.WatchTicketRequest, _lobby_service_pb2.WatchTicketResponse]
     """Streams the ticket each time it changes, until it is matched, cancelled
     or expired. Watching keeps a queued ticket alive: a ticket nobody watches
     for longer than the grace period expires. Errors: as GetTicket.
+
+    REST: `GET /v1/tickets/{ticket}:watch` as Server-Sent Events, one event
+    (`data: <the WatchTicketResponse as JSON>`, no `id`) per change, then an
+    `end` event. Every stream starts with the ticket as it is now and each
+    event carries the whole ticket, so resuming is simply reconnecting: there
+    is no version to resume from, and `Last-Event-ID` is ignored.
     """
     ListGames: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.ListGamesRequest, _lobby_service_pb2.ListGamesResponse]
     """Lists the finished games the caller played, the most recent first. The
@@ -89,6 +108,9 @@ class LobbyServiceStub:
     game's whole log, filtered for the caller's seat, with GameService.GetGame
     and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
     (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
+
+    REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
+    games; on the lobby, though the path is the games' collection).
     """
 
 @_typing.type_check_only
@@ -113,36 +135,55 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
     * RESOURCE_EXHAUSTED: RATE_LIMITED.
     * UNAVAILABLE: STORE_UNAVAILABLE.
+
+    REST/JSON: as GameService, each RPC's google.api.http option maps it to
+    HTTP on the gateway (truc-gateway), with the same tokens and reasons.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     SignInGuest: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.SignInGuestRequest, _lobby_service_pb2.SignInGuestResponse]  # type: ignore[assignment]
     """Issues a guest player id and a token for the lobby and the game service
     (development and demos). Errors: INVALID_ARGUMENT, UNAVAILABLE.
+
+    REST: `POST /v1/guests:signIn` with the request as the JSON body (no token).
     """
     CreateTicket: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.CreateTicketRequest, _lobby_service_pb2.CreateTicketResponse]  # type: ignore[assignment]
     """Creates a ticket for the caller alone, or for a party the caller leads
     (the other members confirm with ConfirmTicket before it is queued).
     Errors: UNAUTHENTICATED, INVALID_ARGUMENT, ALREADY_EXISTS
     (ALREADY_QUEUED), UNAVAILABLE.
+
+    REST: `POST /v1/tickets` with the request as the JSON body.
     """
     ConfirmTicket: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.ConfirmTicketRequest, _lobby_service_pb2.ConfirmTicketResponse]  # type: ignore[assignment]
     """A party member confirms the ticket; it is queued once all have.
     Errors: UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
     FAILED_PRECONDITION (TICKET_CLOSED), UNAVAILABLE.
+
+    REST: `POST /v1/tickets/{ticket}:confirm` (a JSON body, `{}`, is optional).
     """
     GetTicket: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.GetTicketRequest, _lobby_service_pb2.GetTicketResponse]  # type: ignore[assignment]
     """Returns a ticket as the caller (a member) sees it. Errors:
     UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE.
+
+    REST: `GET /v1/tickets/{ticket}`.
     """
     CancelTicket: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.CancelTicketRequest, _lobby_service_pb2.CancelTicketResponse]  # type: ignore[assignment]
     """Cancels a ticket that is not matched yet. Errors: as GetTicket, and
     FAILED_PRECONDITION (TICKET_CLOSED) once it is matched.
+
+    REST: `POST /v1/tickets/{ticket}:cancel` (a JSON body, `{}`, is optional).
     """
     WatchTicket: _aio.UnaryStreamMultiCallable[_lobby_service_pb2.WatchTicketRequest, _lobby_service_pb2.WatchTicketResponse]  # type: ignore[assignment]
     """Streams the ticket each time it changes, until it is matched, cancelled
     or expired. Watching keeps a queued ticket alive: a ticket nobody watches
     for longer than the grace period expires. Errors: as GetTicket.
+
+    REST: `GET /v1/tickets/{ticket}:watch` as Server-Sent Events, one event
+    (`data: <the WatchTicketResponse as JSON>`, no `id`) per change, then an
+    `end` event. Every stream starts with the ticket as it is now and each
+    event carries the whole ticket, so resuming is simply reconnecting: there
+    is no version to resume from, and `Last-Event-ID` is ignored.
     """
     ListGames: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.ListGamesRequest, _lobby_service_pb2.ListGamesResponse]  # type: ignore[assignment]
     """Lists the finished games the caller played, the most recent first. The
@@ -152,6 +193,9 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     game's whole log, filtered for the caller's seat, with GameService.GetGame
     and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
     (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
+
+    REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
+    games; on the lobby, though the path is the games' collection).
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -175,6 +219,9 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
     * RESOURCE_EXHAUSTED: RATE_LIMITED.
     * UNAVAILABLE: STORE_UNAVAILABLE.
+
+    REST/JSON: as GameService, each RPC's google.api.http option maps it to
+    HTTP on the gateway (truc-gateway), with the same tokens and reasons.
     """
 
     @_abc_1.abstractmethod
@@ -185,6 +232,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_lobby_service_pb2.SignInGuestResponse, _abc.Awaitable[_lobby_service_pb2.SignInGuestResponse]]:
         """Issues a guest player id and a token for the lobby and the game service
         (development and demos). Errors: INVALID_ARGUMENT, UNAVAILABLE.
+
+        REST: `POST /v1/guests:signIn` with the request as the JSON body (no token).
         """
 
     @_abc_1.abstractmethod
@@ -197,6 +246,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         (the other members confirm with ConfirmTicket before it is queued).
         Errors: UNAUTHENTICATED, INVALID_ARGUMENT, ALREADY_EXISTS
         (ALREADY_QUEUED), UNAVAILABLE.
+
+        REST: `POST /v1/tickets` with the request as the JSON body.
         """
 
     @_abc_1.abstractmethod
@@ -208,6 +259,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         """A party member confirms the ticket; it is queued once all have.
         Errors: UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
         FAILED_PRECONDITION (TICKET_CLOSED), UNAVAILABLE.
+
+        REST: `POST /v1/tickets/{ticket}:confirm` (a JSON body, `{}`, is optional).
         """
 
     @_abc_1.abstractmethod
@@ -218,6 +271,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_lobby_service_pb2.GetTicketResponse, _abc.Awaitable[_lobby_service_pb2.GetTicketResponse]]:
         """Returns a ticket as the caller (a member) sees it. Errors:
         UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE.
+
+        REST: `GET /v1/tickets/{ticket}`.
         """
 
     @_abc_1.abstractmethod
@@ -228,6 +283,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_lobby_service_pb2.CancelTicketResponse, _abc.Awaitable[_lobby_service_pb2.CancelTicketResponse]]:
         """Cancels a ticket that is not matched yet. Errors: as GetTicket, and
         FAILED_PRECONDITION (TICKET_CLOSED) once it is matched.
+
+        REST: `POST /v1/tickets/{ticket}:cancel` (a JSON body, `{}`, is optional).
         """
 
     @_abc_1.abstractmethod
@@ -239,6 +296,12 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         """Streams the ticket each time it changes, until it is matched, cancelled
         or expired. Watching keeps a queued ticket alive: a ticket nobody watches
         for longer than the grace period expires. Errors: as GetTicket.
+
+        REST: `GET /v1/tickets/{ticket}:watch` as Server-Sent Events, one event
+        (`data: <the WatchTicketResponse as JSON>`, no `id`) per change, then an
+        `end` event. Every stream starts with the ticket as it is now and each
+        event carries the whole ticket, so resuming is simply reconnecting: there
+        is no version to resume from, and `Last-Event-ID` is ignored.
         """
 
     @_abc_1.abstractmethod
@@ -254,6 +317,9 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         game's whole log, filtered for the caller's seat, with GameService.GetGame
         and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
         (BAD_REQUEST: page_size or page_token), UNAVAILABLE.
+
+        REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
+        games; on the lobby, though the path is the games' collection).
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,148 @@
+"""Errors as HTTP: the gRPC status code picks the HTTP status (the standard
+google.rpc mapping, ``google/rpc/code.proto``) and the body is the call's
+``google.rpc.Status`` as JSON, decoded from ``grpc-status-details-bin``, so the
+``ErrorInfo`` (domain ``truc.v1``) and its reason reach HTTP clients unchanged::
+
+    {"code": 16, "message": "...", "details": [{"@type":
+     "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TOKEN_INVALID",
+     "domain": "truc.v1", "metadata": {}}]}
+
+The gateway's own refusals (:class:`GatewayError`) have the same shape.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from typing import Final, cast
+
+import grpc
+from aiohttp import web
+from google.protobuf import any_pb2, json_format
+from google.rpc import error_details_pb2, status_pb2
+
+__all__ = [
+    "DOMAIN",
+    "HTTP_STATUS",
+    "GatewayError",
+    "bad_request",
+    "error_response",
+    "http_status_of",
+    "rpc_error_status",
+    "status_json",
+]
+
+DOMAIN: Final = "truc.v1"
+
+HTTP_STATUS: Final[dict[grpc.StatusCode, int]] = {
+    grpc.StatusCode.OK: 200,
+    grpc.StatusCode.CANCELLED: 499,
+    grpc.StatusCode.UNKNOWN: 500,
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.FAILED_PRECONDITION: 400,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.OUT_OF_RANGE: 400,
+    grpc.StatusCode.UNIMPLEMENTED: 501,
+    grpc.StatusCode.INTERNAL: 500,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DATA_LOSS: 500,
+}
+"""gRPC code -> HTTP status, as google/rpc/code.proto documents it."""
+
+
+class GatewayError(Exception):
+    """A request the gateway refuses before any service sees it."""
+
+    def __init__(
+        self,
+        http_status: int,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.http_status = http_status
+        self.status = _status(code, reason, message, {})
+        self.headers = headers or {}
+
+    def response(self) -> web.Response:
+        return error_response(self.status, http_status=self.http_status, headers=self.headers)
+
+
+def bad_request(message: str) -> GatewayError:
+    """400 INVALID_ARGUMENT, reason BAD_REQUEST: the services' reason for a malformed request."""
+    return GatewayError(400, grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST", message)
+
+
+def _status(
+    code: grpc.StatusCode, reason: str, message: str, metadata: dict[str, str]
+) -> status_pb2.Status:
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata)
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    return status_pb2.Status(code=code.value[0], message=message, details=[detail])
+
+
+def rpc_error_status(error: grpc.aio.AioRpcError) -> status_pb2.Status:
+    """The google.rpc.Status a failed call carries (or one from its code and details)."""
+    trailing = cast(Iterable[tuple[str, str | bytes]], error.trailing_metadata() or ())
+    for key, value in trailing:
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            try:
+                return status_pb2.Status.FromString(value)
+            except Exception:
+                break
+    return status_pb2.Status(code=error.code().value[0], message=error.details() or "")
+
+
+def http_status_of(status: status_pb2.Status) -> int:
+    return _BY_NUMBER.get(status.code, 500)
+
+
+_BY_NUMBER: Final = {code.value[0]: http for code, http in HTTP_STATUS.items()}
+
+
+def retry_after_seconds(status: status_pb2.Status) -> int | None:
+    """A ``Retry-After`` for an ErrorInfo with ``retry_after_ms`` (RATE_LIMITED)."""
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info) and info.metadata.get("retry_after_ms", "").isdigit():
+            return max(1, math.ceil(int(info.metadata["retry_after_ms"]) / 1000))
+    return None
+
+
+def status_json(status: status_pb2.Status) -> str:
+    """The proto3 JSON of a google.rpc.Status (details with their ``@type``)."""
+    try:
+        body = json_format.MessageToDict(status, always_print_fields_with_no_presence=True)
+    except Exception:
+        body = {"code": status.code, "message": status.message, "details": []}
+    return json.dumps(body, separators=(",", ":"))
+
+
+def error_response(
+    status: status_pb2.Status,
+    *,
+    http_status: int | None = None,
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    """The HTTP answer for a google.rpc.Status: its HTTP status (unless given), a
+    ``Retry-After`` when the ErrorInfo has ``retry_after_ms``, the Status as JSON."""
+    extra = dict(headers or {})
+    retry = retry_after_seconds(status)
+    if retry is not None:
+        extra["Retry-After"] = str(retry)
+    return web.Response(
+        status=http_status or http_status_of(status),
+        headers=extra,
+        text=status_json(status),
+        content_type="application/json",
+    )

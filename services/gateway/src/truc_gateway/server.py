@@ -1,0 +1,311 @@
+"""The gateway process (``truc-gateway``): one aiohttp application in front of the
+game service and the lobby.
+
+Every request goes through :meth:`Gateway.dispatch`: match the route table
+(404 ROUTE_NOT_FOUND, 405 METHOD_NOT_ALLOWED), answer CORS preflights, read the
+body (at most ``TRUC_GATEWAY_MAX_BODY_BYTES``: 413 BODY_TOO_LARGE; JSON only:
+415 UNSUPPORTED_MEDIA_TYPE), transcode it, forward the call with the caller's
+``Authorization`` header as gRPC metadata, and answer with JSON, an error
+(google.rpc.Status JSON) or an SSE stream. ``GET /openapi.json`` serves the
+OpenAPI document and ``GET /healthz`` the gateway's own liveness.
+
+Configured from the environment (:mod:`truc_gateway.config`). On SIGTERM or
+SIGINT: SSE streams end (clients reconnect and resume), in-flight requests get
+``TRUC_GATEWAY_GRACE_SECONDS``, then the channels close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import grpc
+import uvloop
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from .config import ConfigError, Settings
+from .cors import CorsPolicy
+from .errors import GatewayError, error_response, rpc_error_status
+from .openapi import served_document
+from .routes import Route, most_specific, route_table
+from .sse import relay_stream
+from .transcode import build_request, message_json
+
+__all__ = ["Gateway", "main"]
+
+log = logging.getLogger("truc.gateway")
+
+_JSON_TYPES: Final = ("application/json",)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Gateway:
+    """The route table, one gRPC channel per service, and the HTTP handling."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.routes = route_table()
+        self.cors = CorsPolicy(settings.cors_origins)
+        self.stopping = asyncio.Event()
+        self.open_streams = 0
+        self._openapi = served_document()
+        addresses = {
+            "truc.v1.GameService": settings.game_address,
+            "truc.v1.LobbyService": settings.lobby_address,
+        }
+        self._channels = {
+            service: grpc.aio.insecure_channel(address) for service, address in addresses.items()
+        }
+        self._unary: dict[str, grpc.aio.UnaryUnaryMultiCallable[Any, Any]] = {}
+        self._streams: dict[str, grpc.aio.UnaryStreamMultiCallable[Any, Any]] = {}
+        for route in self.routes:
+            channel = self._channels[route.service]
+            if route.streaming:
+                self._streams[route.grpc_path] = channel.unary_stream(
+                    route.grpc_path,
+                    request_serializer=route.request_class.SerializeToString,
+                    response_deserializer=route.response_class.FromString,
+                )
+            else:
+                self._unary[route.grpc_path] = channel.unary_unary(
+                    route.grpc_path,
+                    request_serializer=route.request_class.SerializeToString,
+                    response_deserializer=route.response_class.FromString,
+                )
+
+    def application(self) -> web.Application:
+        # No aiohttp routes: the one middleware dispatches every request itself, so
+        # that any path (even one aiohttp's router cannot match) gets a JSON answer.
+        app = web.Application(
+            client_max_size=self.settings.max_body_bytes, middlewares=[self._serve]
+        )
+        app.on_response_prepare.append(self._decorate)
+        return app
+
+    async def close(self) -> None:
+        for channel in self._channels.values():
+            await channel.close(None)
+
+    # ------------------------------------------------------------------ dispatch
+
+    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        raw_path = request.rel_url.raw_path
+        builtin = self._builtin(raw_path)
+        if builtin is not None:
+            return await self._builtin_answer(request, builtin)
+        matched = most_specific(self.routes, raw_path)
+        if not matched:
+            raise GatewayError(
+                404,
+                grpc.StatusCode.NOT_FOUND,
+                "ROUTE_NOT_FOUND",
+                f"no route for {request.path}: see /openapi.json",
+            )
+        methods = sorted({route.http_method for route, _ in matched})
+        if request.method == "OPTIONS":
+            return self._preflight(request, methods)
+        found = next(((r, v) for r, v in matched if r.http_method == request.method), None)
+        if found is None:
+            raise _method_not_allowed(request.method, methods)
+        route, variables = found
+        body = await self._body(request, route)
+        metadata = self._metadata(request, route)
+        message = build_request(
+            route, variables, request.query.items(), body, request.headers.get("Last-Event-ID")
+        )
+        if route.streaming:
+            call = self._streams[route.grpc_path](message, metadata=metadata)
+            self.open_streams += 1
+            try:
+                return await relay_stream(
+                    request,
+                    route,
+                    call,
+                    heartbeat=self.settings.heartbeat_ms / 1000,
+                    stopping=self.stopping,
+                )
+            finally:
+                self.open_streams -= 1
+        try:
+            response = await self._unary[route.grpc_path](
+                message, metadata=metadata, timeout=self.settings.call_timeout_ms / 1000
+            )
+        except grpc.aio.AioRpcError as error:
+            return error_response(rpc_error_status(error))
+        return web.Response(text=message_json(response), content_type="application/json")
+
+    def _builtin(self, raw_path: str) -> Handler | None:
+        return {"/openapi.json": self._openapi_json, "/healthz": self._health}.get(raw_path)
+
+    async def _builtin_answer(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.method == "OPTIONS":
+            return self._preflight(request, ["GET"])
+        if request.method not in ("GET", "HEAD"):
+            raise _method_not_allowed(request.method, ["GET"])
+        return await handler(request)
+
+    async def _openapi_json(self, _: web.Request) -> web.StreamResponse:
+        return web.Response(text=self._openapi, content_type="application/json")
+
+    async def _health(self, _: web.Request) -> web.StreamResponse:
+        state = "NOT_SERVING" if self.stopping.is_set() else "SERVING"
+        body = {"status": state, "openStreams": self.open_streams}
+        return web.json_response(body, status=503 if self.stopping.is_set() else 200)
+
+    def _preflight(self, request: web.Request, methods: list[str]) -> web.Response:
+        origin = request.headers.get("Origin")
+        if origin is not None and not self.cors.allows(origin):
+            raise GatewayError(
+                403,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "ORIGIN_NOT_ALLOWED",
+                f"origin {origin!r} is not allowed (TRUC_GATEWAY_CORS_ORIGINS)",
+            )
+        return self.cors.preflight(methods)
+
+    async def _body(self, request: web.Request, route: Route) -> bytes:
+        if not request.body_exists:
+            return b""
+        if request.content_length is not None and (
+            request.content_length > self.settings.max_body_bytes
+        ):
+            raise _too_large(self.settings.max_body_bytes)
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raise _too_large(self.settings.max_body_bytes) from None
+        kind = request.headers.get("Content-Type")
+        if (
+            body.strip()
+            and route.body
+            and kind is not None
+            and request.content_type not in (_JSON_TYPES)
+        ):
+            raise GatewayError(
+                415,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "UNSUPPORTED_MEDIA_TYPE",
+                f"the body must be application/json, not {request.content_type}",
+            )
+        return body
+
+    def _metadata(self, request: web.Request, route: Route) -> tuple[tuple[str, str], ...]:
+        authorization = request.headers.get("Authorization")
+        token = request.query.get("access_token")
+        if token is not None and not route.streaming:
+            raise GatewayError(
+                400,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "BAD_REQUEST",
+                "access_token is accepted by the streaming (:watch) routes only, for "
+                "EventSource; send the Authorization header",
+            )
+        if authorization is None and token is not None:
+            authorization = "Bearer " + token
+        if authorization is None:
+            return ()
+        if not (authorization.isascii() and authorization.isprintable()):
+            raise GatewayError(
+                401,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "TOKEN_INVALID",
+                "the Authorization header must be printable ASCII",
+            )
+        return (("authorization", authorization),)
+
+    # ------------------------------------------------------------------ hooks
+
+    @web.middleware
+    async def _serve(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        del handler  # aiohttp's router is not used: see application()
+        try:
+            return await self.dispatch(request)
+        except GatewayError as error:
+            return error.response()
+        except (asyncio.CancelledError, ConnectionError):
+            raise
+        except Exception:
+            log.exception("%s %s: internal error", request.method, request.path)
+            return GatewayError(
+                500, grpc.StatusCode.INTERNAL, "INTERNAL", "internal error"
+            ).response()
+
+    async def _decorate(self, request: web.Request, response: web.StreamResponse) -> None:
+        self.cors.decorate(request, response)
+
+
+def _method_not_allowed(method: str, methods: list[str]) -> GatewayError:
+    return GatewayError(
+        405,
+        grpc.StatusCode.UNIMPLEMENTED,
+        "METHOD_NOT_ALLOWED",
+        f"{method} is not allowed here; allowed: {', '.join(methods)}",
+        headers={"Allow": ", ".join((*methods, "OPTIONS"))},
+    )
+
+
+def _too_large(limit: int) -> GatewayError:
+    return GatewayError(
+        413,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "BODY_TOO_LARGE",
+        f"the body is larger than {limit} bytes",
+    )
+
+
+async def serve(settings: Settings) -> None:
+    gateway = Gateway(settings)
+    runner = web.AppRunner(gateway.application(), handler_cancellation=True, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(
+        runner, settings.host, settings.port, shutdown_timeout=settings.grace_seconds
+    )
+    await site.start()
+    port = next(a[1] for a in runner.addresses if isinstance(a, tuple))
+    log.info(
+        "gateway listening on %s:%d (game service at %s, lobby at %s)",
+        settings.host,
+        port,
+        settings.game_address,
+        settings.lobby_address,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("gateway stopping")
+    gateway.stopping.set()
+    await runner.cleanup()
+    await gateway.close()
+
+
+class _ClientMistakes(logging.Filter):
+    """aiohttp answers malformed HTTP itself (400) but logs a traceback for it: a
+    client's mistake, not the gateway's, so it is logged at DEBUG in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            log.debug("malformed HTTP request: %s", error)
+            return False
+        return True
+
+
+def main() -> int:
+    try:
+        settings = Settings.from_env()
+    except ConfigError as error:
+        print(f"truc-gateway: {error}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    logging.getLogger("aiohttp.server").addFilter(_ClientMistakes())
+    uvloop.run(serve(settings))
+    return 0
