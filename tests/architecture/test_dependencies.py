@@ -1,5 +1,6 @@
 """The layering rules, checked on the source: the rules engine is pure, and the
-two services never import each other (they talk only through gRPC)."""
+two services never import each other (they talk only through gRPC); what they
+share to be observed (truc_telemetry) imports neither."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ RULES = ROOT / "services/game/src/truc_game/rules"
 GAME = ROOT / "services/game/src/truc_game"
 LOBBY = ROOT / "services/lobby/src/truc_lobby"
 CLIENT = ROOT / "clients/python/src/truc_client"
+TELEMETRY = ROOT / "libs/telemetry/src/truc_telemetry"
 
 # What the pure engine may import: the standard library's pure parts only.
 PURE_STDLIB = {
@@ -62,7 +64,15 @@ def test_the_rules_engine_uses_no_global_randomness() -> None:
 
 @pytest.mark.parametrize(
     ("folder", "forbidden"),
-    [(GAME, "truc_lobby"), (LOBBY, "truc_game"), (CLIENT, "truc_game"), (CLIENT, "truc_lobby")],
+    [
+        (GAME, "truc_lobby"),
+        (LOBBY, "truc_game"),
+        (CLIENT, "truc_game"),
+        (CLIENT, "truc_lobby"),
+        (TELEMETRY, "truc_game"),
+        (TELEMETRY, "truc_lobby"),
+        (RULES, "truc_telemetry"),
+    ],
 )
 def test_services_and_client_do_not_import_each_other(folder: Path, forbidden: str) -> None:
     for path, names in imports(folder).items():

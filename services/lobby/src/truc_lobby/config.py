@@ -18,7 +18,10 @@
 | ``TRUC_DEFAULT_RATING`` | ``1500`` | rating of a new player |
 | ``TRUC_GAME_TURN_SECONDS`` | ``0`` | turn deadline of each game (0: the game's default) |
 | ``TRUC_HISTORY_SECONDS`` | ``2592000`` | how long ListGames lists a finished game |
-| ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level |
+| ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level (``DEBUG`` adds a line per RPC) |
+| ``TRUC_LOG_FORMAT`` | ``json`` | ``json`` (an object per line) or ``text`` |
+| ``TRUC_METRICS_PORT`` | ``9465`` | ``/metrics`` on ``TRUC_LOBBY_HOST`` (0: off; -1: a free port) |
+| ``TRUC_TRACING`` | ``0`` | ``1``: OpenTelemetry tracing (:mod:`truc_telemetry.tracing`) |
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from truc_telemetry import logs, tracing
 
 __all__ = ["DEV_SECRET", "ConfigError", "Settings"]
 
@@ -57,6 +62,9 @@ class Settings:
     game_turn_seconds: int = 0
     history_seconds: int = 30 * 24 * 3600
     log_level: str = "INFO"
+    log_format: str = "json"
+    metrics_port: int = 9465
+    tracing: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -74,6 +82,8 @@ class Settings:
             secret = DEV_SECRET
         elif len(secret) < 32:
             raise ConfigError("TRUC_JWT_SECRET must be at least 32 characters")
+        if env.get("TRUC_LOG_FORMAT", "json").strip().lower() not in logs.FORMATS:
+            raise ConfigError(f"TRUC_LOG_FORMAT must be one of {', '.join(logs.FORMATS)}")
         return cls(
             redis_url=redis_url,
             host=env.get("TRUC_LOBBY_HOST", "127.0.0.1"),
@@ -93,6 +103,9 @@ class Settings:
             game_turn_seconds=_int(env, "TRUC_GAME_TURN_SECONDS", 0, 0, 3600),
             history_seconds=_int(env, "TRUC_HISTORY_SECONDS", 30 * 24 * 3600, 60, 10**9),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
+            log_format=env.get("TRUC_LOG_FORMAT", "json").strip().lower(),
+            metrics_port=_int(env, "TRUC_METRICS_PORT", 9465, -1, 65535),
+            tracing=tracing.wanted(env),
         )
 
 
