@@ -49,6 +49,7 @@ def running_stack(
     env = dict(os.environ)
     if not env.get("TRUC_JWT_SECRET"):
         env.setdefault("TRUC_DEV_MODE", "1")
+    env.setdefault("TRUC_LOG_FORMAT", "text")  # for people; the services default to JSON
     with contextlib.ExitStack() as stack:
         if not env.get("REDIS_URL"):
             redis = stack.enter_context(RedisServer())

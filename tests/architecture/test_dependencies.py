@@ -1,6 +1,7 @@
 """The layering rules, checked on the source: the rules engine is pure, and the
-two services and the REST gateway never import each other (they talk only
-through gRPC; the gateway knows only the protocol, truc.v1)."""
+two services, the REST gateway and what the services share to be observed
+(truc_telemetry) never import each other (the services talk only through
+gRPC; the gateway knows only the protocol, truc.v1; telemetry neither service)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ GAME = ROOT / "services/game/src/truc_game"
 LOBBY = ROOT / "services/lobby/src/truc_lobby"
 CLIENT = ROOT / "clients/python/src/truc_client"
 GATEWAY = ROOT / "services/gateway/src/truc_gateway"
+TELEMETRY = ROOT / "libs/telemetry/src/truc_telemetry"
 
 # What the pure engine may import: the standard library's pure parts only.
 PURE_STDLIB = {
@@ -75,6 +77,9 @@ def test_the_rules_engine_uses_no_global_randomness() -> None:
         (GAME, "truc_gateway"),
         (LOBBY, "truc_gateway"),
         (CLIENT, "truc_gateway"),
+        (TELEMETRY, "truc_game"),
+        (TELEMETRY, "truc_lobby"),
+        (RULES, "truc_telemetry"),
     ],
 )
 def test_services_and_client_do_not_import_each_other(folder: Path, forbidden: str) -> None:

@@ -26,6 +26,7 @@ from truc_game.rules import Card
 
 SECRET = "test-secret-0123456789abcdef-0123456789"
 _LISTENING = re.compile(r"listening on [^:]+:(\d+)")
+_METRICS = re.compile(r"metrics on (http://[^ \"]+/metrics)")
 
 
 class Replica:
@@ -43,6 +44,7 @@ class Replica:
             "TRUC_RATE_SIGNALS": "0",
             "TRUC_GRACE_SECONDS": "2",
             "TRUC_LOG_LEVEL": "INFO",
+            "TRUC_METRICS_PORT": "-1",
             **env,
         }
         self._log = self.log_path.open("wb")
@@ -56,6 +58,9 @@ class Replica:
         try:
             self.port = self._wait_for_port()
             self.address = f"127.0.0.1:{self.port}"
+            found = _METRICS.search(self.log())
+            self.metrics_url = found.group(1) if found else None
+            """Where the process serves Prometheus metrics (logged before it listens)."""
             self._wait_serving()
         except BaseException:
             self.process.kill()

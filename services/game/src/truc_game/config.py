@@ -20,7 +20,10 @@
 | ``TRUC_GAME_TTL_SECONDS`` | ``604800`` | an unfinished game expires this long after its last act |
 | ``TRUC_FINISHED_GAME_TTL_SECONDS`` | ``2592000`` | a finished game's log is kept this long |
 | ``TRUC_GRACE_SECONDS`` | ``5`` | on SIGTERM, how long in-flight calls may finish |
-| ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level |
+| ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level (``DEBUG`` adds a line per RPC and per action) |
+| ``TRUC_LOG_FORMAT`` | ``json`` | ``json`` (an object per line) or ``text`` |
+| ``TRUC_METRICS_PORT`` | ``9464`` | ``/metrics`` on ``TRUC_GAME_HOST`` (0: off; -1: a free port) |
+| ``TRUC_TRACING`` | ``0`` | ``1``: OpenTelemetry tracing (:mod:`truc_telemetry.tracing`) |
 
 No other module reads the environment.
 """
@@ -30,6 +33,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from truc_telemetry import logs, tracing
 
 __all__ = ["DEV_SECRET", "ConfigError", "Settings"]
 
@@ -62,6 +67,9 @@ class Settings:
     finished_game_ttl_seconds: int = 30 * 24 * 3600
     grace_seconds: float = 5.0
     log_level: str = "INFO"
+    log_format: str = "json"
+    metrics_port: int = 9464
+    tracing: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -99,6 +107,9 @@ class Settings:
             ),
             grace_seconds=float(_int(env, "TRUC_GRACE_SECONDS", 5, 0, 600)),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
+            log_format=_choice(env, "TRUC_LOG_FORMAT", logs.FORMATS),
+            metrics_port=_int(env, "TRUC_METRICS_PORT", 9464, -1, 65535),
+            tracing=tracing.wanted(env),
         )
 
 
@@ -109,6 +120,13 @@ def _flag(env: Mapping[str, str], name: str) -> bool:
     if value in ("0", "false", "no", "off", ""):
         return False
     raise ConfigError(f"{name} must be 0 or 1, not {value!r}")
+
+
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    value = env.get(name, "").strip().lower() or choices[0]
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    return value
 
 
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:

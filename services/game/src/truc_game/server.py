@@ -4,8 +4,13 @@
 from the environment, connects to Redis (or, with no ``REDIS_URL``, starts the
 bundled server), and serves ``truc.v1.GameService`` with gRPC health checking
 and server reflection. Background tasks per replica: the watch hub, the turn
-deadline sweeper, and the Redis health probe. On SIGTERM or SIGINT: health
-goes NOT_SERVING, in-flight calls get ``grace_seconds``, then everything stops.
+deadline sweeper, the Redis health probe and the active-games gauge. On SIGTERM
+or SIGINT: health goes NOT_SERVING, in-flight calls get ``grace_seconds``, then
+everything stops.
+
+Observability (:mod:`truc_telemetry`): every RPC goes through its interceptor
+(metrics, log context, tracing when on); ``/metrics`` is served over HTTP on
+``TRUC_METRICS_PORT``; logs are JSON lines unless ``TRUC_LOG_FORMAT=text``.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +34,11 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2
 
+from truc_telemetry import logs, tracing
+from truc_telemetry import metrics as telemetry
+from truc_telemetry.interceptor import RpcInterceptor
+
+from . import metrics
 from .api.servicer import GameServicer, add_to_server
 from .auth import TokenVerifier
 from .config import DEV_SECRET, ConfigError, Settings
@@ -43,6 +53,7 @@ log = logging.getLogger("truc.game")
 
 SERVICE_NAME = game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
 _LEASE_MS = 5000
+_ACTIVE_EVERY_S = 5.0
 
 
 @dataclass(slots=True)
@@ -58,6 +69,7 @@ class GameServer:
     health: Any
     """grpc_health's asyncio HealthServicer."""
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    stop_metrics: Callable[[], None] | None = None
 
     async def start(self) -> None:
         # Everything allocated so far lives as long as the process: keep it out of
@@ -66,10 +78,13 @@ class GameServer:
         gc.collect()
         gc.freeze()
         gc.set_threshold(50_000, 50, 100)
+        if self.settings.metrics_port != 0:
+            self.stop_metrics = telemetry.serve(self.settings.host, self.settings.metrics_port, log)
         await self.server.start()
         self.hub.start()
         self.tasks.append(asyncio.create_task(self._probe_redis(), name="redis-probe"))
         self.tasks.append(asyncio.create_task(self._sweep_deadlines(), name="deadlines"))
+        self.tasks.append(asyncio.create_task(self._count_active(), name="active-games"))
         log.info(
             "game service listening on %s:%d (reflection and health on)",
             self.settings.host,
@@ -87,6 +102,8 @@ class GameServer:
                 await task
         await self.hub.stop()
         await self.redis.aclose()
+        if self.stop_metrics is not None:
+            self.stop_metrics()
 
     async def _probe_redis(self) -> None:
         """NOT_SERVING whenever Redis does not answer."""
@@ -119,12 +136,23 @@ class GameServer:
             try:
                 now_ms = int(time.time() * 1000)
                 for game_id, due in await store.due(now_ms):
+                    logs.bind(game=game_id, seat=None)
                     if await store.claim(game_id, due, now_ms + _LEASE_MS):
                         await self.service.expire_deadline(game_id)
             except RedisError as exc:
                 log.warning("deadline sweep failed: %s", exc)
             except Exception:
                 log.exception("deadline sweep failed")
+            logs.bind(game=None, seat=None)
+
+    async def _count_active(self) -> None:
+        """Keep ``truc_games_active`` (read from Redis: right across replicas)."""
+        while True:
+            try:
+                metrics.GAMES_ACTIVE.set(await self.service.store.count_active())
+            except RedisError as exc:
+                log.debug("active games not counted: %s", exc)
+            await asyncio.sleep(_ACTIVE_EVERY_S)
 
 
 def build_server(settings: Settings, redis_url: str) -> GameServer:
@@ -154,10 +182,11 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
         settings.jwt_secret, issuer=settings.jwt_issuer, audience=settings.jwt_audience
     )
     server = grpc.aio.server(
+        interceptors=[RpcInterceptor(logging.getLogger("truc.game.rpc"))],
         options=[
             ("grpc.max_receive_message_length", settings.max_message_bytes),
             ("grpc.so_reuseport", 0),
-        ]
+        ],
     )
     add_to_server(GameServicer(service, hub, verifier), server)
     health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
@@ -192,15 +221,8 @@ async def serve(settings: Settings, redis_url: str) -> None:
     await stop.wait()
     log.info("shutting down (grace %.1f s)", settings.grace_seconds)
     await game.stop()
+    tracing.shutdown()
     log.info("stopped")
-
-
-def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,7 +233,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"truc-game: configuration error: {exc}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level)
+    logs.configure(settings.log_level, settings.log_format)
+    if settings.tracing:
+        tracing.configure("truc-game")
+        log.info("tracing on")
     if settings.jwt_secret == DEV_SECRET:
         log.warning("development mode: tokens are signed with the built-in development key")
     with contextlib.ExitStack() as stack:

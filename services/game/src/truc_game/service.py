@@ -15,6 +15,9 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
+from truc_telemetry import logs
+
+from . import metrics
 from .auth import Identity
 from .errors import (
     Aborted,
@@ -64,6 +67,7 @@ log = logging.getLogger("truc.game")
 MAX_PLAYER_ID = 128
 MAX_REQUEST_ID = 64
 MAX_ETAG = 64
+_CONFLICTS = {origin: metrics.CAS_CONFLICTS.labels(origin) for origin in ("player", "deadline")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +188,9 @@ class GameService:
         )
         if not created:
             raise AlreadyExists("GAME_EXISTS", f"game {game_id!r} already exists")
-        log.info("game created", extra={"game": game_id, "players": list(players)})
+        metrics.GAMES_CREATED.inc()
+        logs.bind(game=game_id)
+        log.info("game created", extra={"players": list(players)})
         view = view_for(state, None, transition.events)
         return SeatView(
             game_id, None, 1, view, (1,) * len(view.events), meta, self._deadline(state, turn)
@@ -207,6 +213,7 @@ class GameService:
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
         seat = self._seat(identity, snapshot.meta, game_id)
+        logs.bind(seat=seat)
         events: list[Event] = []
         versions: list[int] = []
         for entry in entries:
@@ -261,6 +268,7 @@ class GameService:
             raise PermissionDenied(
                 "NOT_SEATED", f"player {identity.player!r} has no seat in {game_id!r}"
             )
+        logs.bind(seat=seat)
         if loaded.prior_version is not None:
             return await self._replay(game_id, seat, loaded.prior_version, snapshot.meta)
         if etag and etag != str(snapshot.version):
@@ -288,6 +296,7 @@ class GameService:
                 finished=_is_over(new_state),
             )
         except VersionConflict:
+            _CONFLICTS["player"].inc()
             raise Aborted(
                 "CONFLICT", "another action changed the game first; refresh and retry"
             ) from None
@@ -295,6 +304,7 @@ class GameService:
             return await self._replay(game_id, seat, exc.version, snapshot.meta)
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
+        _applied(action, "player", state, new_state, version)
         view = view_for(new_state, seat, transition.events)
         return SeatView(
             game_id,
@@ -337,6 +347,7 @@ class GameService:
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
         seat = self._seat(identity, snapshot.meta, game_id)
+        logs.bind(seat=seat)
         return Watch(seat, snapshot.meta, snapshot.version, _is_over(decode_state(snapshot.state)))
 
     # ------------------------------------------------------------------ deadlines
@@ -361,10 +372,11 @@ class GameService:
         seat = state.to_act
         if action is None or seat is None:
             return False
+        logs.bind(game=game_id, seat=seat)
         transition = apply_action(state, seat, action)
         events = (TurnTimedOut(seat, action), *transition.events)
         try:
-            await self.store.commit(
+            version = await self.store.commit(
                 game_id,
                 expected_version=snapshot.version,
                 state=encode_state(transition.state),
@@ -373,15 +385,37 @@ class GameService:
                 deadline_ms=self._deadline(transition.state, snapshot.meta.turn_seconds),
                 finished=_is_over(transition.state),
             )
-        except (VersionConflict, GameMissing):
+        except VersionConflict:
+            _CONFLICTS["deadline"].inc()
             return False
-        log.info("turn timed out", extra={"game": game_id, "seat": seat, "action": str(action)})
+        except GameMissing:
+            return False
+        log.info("turn timed out", extra={"kind": metrics.action_kind(action)})
+        _applied(action, "deadline", state, transition.state, version)
         return True
 
 
 def _is_over(state: GameState) -> bool:
     """Nothing more can happen in the game: the match is over (or its fixed deals ran out)."""
     return state.phase in (Phase.MATCH_OVER, Phase.NO_DEAL)
+
+
+def _applied(
+    action: Action, origin: str, before: GameState, after: GameState, version: int
+) -> None:
+    """Count and log an action once committed: by kind, never the card (a hidden
+    card must never reach a log, and a played one is in the game's event log)."""
+    kind = metrics.action_kind(action)
+    metrics.count_action(kind, origin)
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("action applied", extra={"kind": kind, "origin": origin, "version": version})
+    if _is_over(after) and not _is_over(before):
+        metrics.GAMES_FINISHED.inc()
+        winner = after.winner
+        log.info(
+            "game finished",
+            extra={"version": version, "winner": None if winner is None else "AB"[winner]},
+        )
 
 
 def _versions_of(

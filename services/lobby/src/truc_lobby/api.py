@@ -12,6 +12,8 @@ import grpc
 from google.protobuf.message import DecodeError
 from truc.v1 import lobby_pb2, lobby_service_pb2, lobby_service_pb2_grpc
 
+from truc_telemetry import logs
+
 from .errors import LobbyError, to_status
 from .service import LobbyService, parse_ticket_name
 from .watch import TicketHub
@@ -38,10 +40,15 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
         self._heartbeat = heartbeat_seconds
 
     def _player(self, context: _Context) -> str:
+        """The caller (bound to the log context)."""
+        token: str | None = None
         for key, value in context.invocation_metadata() or ():
             if key == "authorization" and isinstance(value, str):
-                return self._service.tokens.verify(value)
-        return self._service.tokens.verify(None)
+                token = value
+                break
+        player = self._service.tokens.verify(token)
+        logs.bind(player=player)
+        return player
 
     @staticmethod
     async def _abort(context: _Context, error: Exception, method: str) -> None:
@@ -68,6 +75,7 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
             request = _require(raw, "CreateTicketRequest")
             player = self._player(context)
             stored = await self._service.create_ticket(player, list(request.party), request.options)
+            logs.bind(ticket=stored.ticket)
             return lobby_service_pb2.CreateTicketResponse(
                 ticket=self._service.ticket_proto(stored, player)
             )
@@ -81,7 +89,7 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
         try:
             request = _require(raw, "ConfirmTicketRequest")
             player = self._player(context)
-            stored = await self._service.confirm_ticket(player, parse_ticket_name(request.name))
+            stored = await self._service.confirm_ticket(player, _ticket(request.name))
             return lobby_service_pb2.ConfirmTicketResponse(
                 ticket=self._service.ticket_proto(stored, player)
             )
@@ -95,7 +103,7 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
         try:
             request = _require(raw, "GetTicketRequest")
             player = self._player(context)
-            stored = await self._service.get_ticket(player, parse_ticket_name(request.name))
+            stored = await self._service.get_ticket(player, _ticket(request.name))
             return lobby_service_pb2.GetTicketResponse(
                 ticket=self._service.ticket_proto(stored, player)
             )
@@ -109,7 +117,7 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
         try:
             request = _require(raw, "CancelTicketRequest")
             player = self._player(context)
-            stored = await self._service.cancel_ticket(player, parse_ticket_name(request.name))
+            stored = await self._service.cancel_ticket(player, _ticket(request.name))
             return lobby_service_pb2.CancelTicketResponse(
                 ticket=self._service.ticket_proto(stored, player)
             )
@@ -123,7 +131,7 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
         try:
             request = _require(raw, "WatchTicketRequest")
             player = self._player(context)
-            ticket = parse_ticket_name(request.name)
+            ticket = _ticket(request.name)
             changed = self._hub.register(ticket)
             try:
                 last: lobby_pb2.Ticket | None = None
@@ -158,6 +166,13 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
         except Exception as exc:
             await self._abort(context, exc, "ListGames")
             raise
+
+
+def _ticket(name: str) -> str:
+    """The ticket id in ``name`` (bound to the log context)."""
+    ticket = parse_ticket_name(name)
+    logs.bind(ticket=ticket)
+    return ticket
 
 
 def _changed(before: lobby_pb2.Ticket, after: lobby_pb2.Ticket) -> bool:

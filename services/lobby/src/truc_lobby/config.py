@@ -18,7 +18,10 @@
 | ``TRUC_DEFAULT_RATING`` | ``1500`` | rating of a new player |
 | ``TRUC_GAME_TURN_SECONDS`` | ``0`` | turn deadline of each game (0: the game's default) |
 | ``TRUC_HISTORY_SECONDS`` | ``2592000`` | how long ListGames lists a finished game |
-| ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level |
+| ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level (``DEBUG`` adds a line per RPC) |
+| ``TRUC_LOG_FORMAT`` | ``json`` | ``json`` (an object per line) or ``text`` |
+| ``TRUC_METRICS_PORT`` | ``9465`` | ``/metrics`` on ``TRUC_LOBBY_HOST`` (0: off; -1: a free port) |
+| ``TRUC_TRACING`` | ``0`` | ``1``: OpenTelemetry tracing (:mod:`truc_telemetry.tracing`) |
 | ``TRUC_LOBBY_ROLE`` | ``all`` | ``api`` (no bots), ``bots`` (only bots) or ``all``; ``ROLES`` |
 """
 
@@ -27,6 +30,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from truc_telemetry import logs, tracing
 
 __all__ = ["DEV_SECRET", "ROLES", "ConfigError", "Settings"]
 
@@ -76,6 +81,9 @@ class Settings:
     def plays_bots(self) -> bool:
         """This process plays bot seats (the bot jobs' consumer group)."""
         return self.role != "api"
+    log_format: str = "json"
+    metrics_port: int = 9465
+    tracing: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -96,6 +104,8 @@ class Settings:
         role = env.get("TRUC_LOBBY_ROLE", "all").strip().lower() or "all"
         if role not in ROLES:
             raise ConfigError(f"TRUC_LOBBY_ROLE must be one of {', '.join(ROLES)}, not {role!r}")
+        if env.get("TRUC_LOG_FORMAT", "json").strip().lower() not in logs.FORMATS:
+            raise ConfigError(f"TRUC_LOG_FORMAT must be one of {', '.join(logs.FORMATS)}")
         return cls(
             redis_url=redis_url,
             host=env.get("TRUC_LOBBY_HOST", "127.0.0.1"),
@@ -116,6 +126,9 @@ class Settings:
             history_seconds=_int(env, "TRUC_HISTORY_SECONDS", 30 * 24 * 3600, 60, 10**9),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
             role=role,
+            log_format=env.get("TRUC_LOG_FORMAT", "json").strip().lower(),
+            metrics_port=_int(env, "TRUC_METRICS_PORT", 9465, -1, 65535),
+            tracing=tracing.wanted(env),
         )
 
 

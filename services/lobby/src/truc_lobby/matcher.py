@@ -23,6 +23,7 @@ import grpc
 from redis.exceptions import RedisError
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
+from . import metrics
 from .matchmaking import MatchPolicy, Member, QueuedTicket, Table, form_tables
 from .results import ResultsFollower
 from .store import BOT_JOBS, LobbyStore
@@ -86,15 +87,15 @@ class Matcher:
         now_ms = int(now * 1000)
         for ticket in await self._store.unconfirmed_since(now_ms - self._confirm_ms):
             stored = await self._store.get(ticket)
-            if stored is not None:
-                await self._store.close(stored, "EXPIRED")
+            if stored is not None and await self._store.close(stored, "EXPIRED") == 2:
+                metrics.TICKETS_EXPIRED.inc()
         queued, beats = await self._store.queue()
         live: dict[str, dict[str, Any]] = {}
         for ticket, entry in queued.items():
             if now_ms - beats.get(ticket, entry["q"]) > self._grace_ms:
                 stored = await self._store.get(ticket)
-                if stored is not None:
-                    await self._store.close(stored, "EXPIRED")
+                if stored is not None and await self._store.close(stored, "EXPIRED") == 2:
+                    metrics.TICKETS_EXPIRED.inc()
                     log.info("ticket expired", extra={"ticket": ticket})
                 continue
             live[ticket] = entry
@@ -199,5 +200,9 @@ class Matcher:
                 await self._store.redis.xadd(
                     BOT_JOBS, {"game": game, "seat": seat, "player": player, "token": token}
                 )
+        metrics.TABLES_SEATED.inc()
+        seated_ms = time.time() * 1000
+        for ticket in humans:
+            metrics.TICKET_WAIT.observe(max(seated_ms - live[ticket]["q"], 0) / 1000)
         log.info("table seated", extra={"game": game, "tickets": humans})
         return True

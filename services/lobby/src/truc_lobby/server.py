@@ -14,6 +14,7 @@ import contextlib
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,11 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2_grpc, lobby_service_pb2
 
+from truc_telemetry import logs, tracing
+from truc_telemetry import metrics as telemetry
+from truc_telemetry.interceptor import RpcInterceptor
+
+from . import metrics
 from .api import LobbyServicer, add_to_server
 from .bots import BotRunner
 from .config import DEV_SECRET, ConfigError, Settings
@@ -55,8 +61,11 @@ class LobbyServer:
     results: ResultsFollower
     health: Any
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    stop_metrics: Callable[[], None] | None = None
 
     async def start(self) -> None:
+        if self.settings.metrics_port != 0:
+            self.stop_metrics = telemetry.serve(self.settings.host, self.settings.metrics_port, log)
         await self.server.start()
         if self.settings.serves_api:
             await self.hub.start()
@@ -65,6 +74,7 @@ class LobbyServer:
         if self.settings.plays_bots:
             self.tasks.append(asyncio.create_task(self.bots.run(), name="bots"))
         self.tasks.append(asyncio.create_task(self._probe_redis(), name="redis-probe"))
+        self.tasks.append(asyncio.create_task(self._count_queue(), name="queue-length"))
         log.info(
             "lobby listening on %s:%d (game service at %s)",
             self.settings.host,
@@ -85,6 +95,18 @@ class LobbyServer:
         await self.hub.stop()
         await self.game_channel.close(None)
         await self.redis.aclose()
+        if self.stop_metrics is not None:
+            self.stop_metrics()
+
+    async def _count_queue(self) -> None:
+        """Keep ``truc_lobby_queued_tickets`` (read from Redis: right across replicas)."""
+        store = LobbyStore(self.redis)
+        while True:
+            try:
+                metrics.QUEUED_TICKETS.set(await store.queue_length())
+            except RedisError as exc:
+                log.debug("queue not counted: %s", exc)
+            await asyncio.sleep(1.0)
 
     async def _probe_redis(self) -> None:
         serving: bool | None = None
@@ -150,7 +172,8 @@ def build_server(settings: Settings) -> LobbyServer:
         results=results,
     )
     server = grpc.aio.server(
-        options=[("grpc.max_receive_message_length", 65536), ("grpc.so_reuseport", 0)]
+        interceptors=[RpcInterceptor(logging.getLogger("truc.lobby.rpc"))],
+        options=[("grpc.max_receive_message_length", 65536), ("grpc.so_reuseport", 0)],
     )
     if settings.serves_api:
         add_to_server(
@@ -190,6 +213,7 @@ async def serve(settings: Settings) -> None:
     await stop.wait()
     log.info("shutting down")
     await lobby.stop()
+    tracing.shutdown()
 
 
 def main() -> int:
@@ -198,9 +222,10 @@ def main() -> int:
     except ConfigError as exc:
         print(f"truc-lobby: configuration error: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure(settings.log_level, settings.log_format)
+    if settings.tracing:
+        tracing.configure("truc-lobby")
+        log.info("tracing on")
     if settings.jwt_secret == DEV_SECRET:
         log.warning("development mode: tokens are signed with the built-in development key")
     uvloop.run(serve(settings))

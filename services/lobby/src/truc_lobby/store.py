@@ -30,6 +30,8 @@ from typing import Any, Final
 
 from redis.asyncio import Redis
 
+from truc_telemetry.metrics import timed
+
 __all__ = ["LobbyStore", "StoredTicket"]
 
 P: Final = "truc:{lobby}"
@@ -207,15 +209,18 @@ class LobbyStore:
         self._seat = redis.register_script(_SEAT)
         self._release = redis.register_script(_RELEASE)
 
+    @timed("live")
     async def live(self, player: str) -> str | None:
         """What the player holds: ``"game:<id>"``, a ticket id, or None."""
         raw = await self.redis.get(player_key(player))
         return None if raw is None else raw.decode()
 
+    @timed("ratings")
     async def ratings(self, players: Sequence[str], default: float) -> list[float]:
         values = await self.redis.hmget(RATINGS, list(players))  # type: ignore[misc]
         return [float(v) if v is not None else default for v in values]
 
+    @timed("create")
     async def create(
         self,
         ticket: str,
@@ -245,10 +250,12 @@ class LobbyStore:
         )
         return bool(created)
 
+    @timed("get")
     async def get(self, ticket: str) -> StoredTicket | None:
         raw = await self.redis.hgetall(ticket_key(ticket))  # type: ignore[misc]
         return _ticket(ticket, raw) if raw else None
 
+    @timed("confirm")
     async def confirm(self, ticket: str, player: str, now_ms: int) -> int:
         """0 no ticket, 1 closed, 2 not a member, 4 member holds another ticket, 5 done."""
         return int(
@@ -258,6 +265,7 @@ class LobbyStore:
             )
         )
 
+    @timed("close")
     async def close(self, ticket: StoredTicket, state: str) -> int:
         """0 no ticket, 1 already matched or closed, 2 closed now."""
         return int(
@@ -273,11 +281,13 @@ class LobbyStore:
             )
         )
 
+    @timed("heartbeat")
     async def heartbeat(self, ticket: str, now_ms: int) -> None:
         """A watcher keeps its queued ticket alive."""
         if await self.redis.hexists(HEARTBEATS, ticket):  # type: ignore[misc]
             await self.redis.hset(HEARTBEATS, ticket, str(now_ms))  # type: ignore[misc]
 
+    @timed("queue")
     async def queue(self) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
         """The queued tickets (members with ratings, options key, queue time) and
         their last heartbeats, read together."""
@@ -290,15 +300,18 @@ class LobbyStore:
             {k.decode(): int(v) for k, v in beats.items()},
         )
 
+    @timed("unconfirmed_since")
     async def unconfirmed_since(self, before_ms: int) -> list[str]:
         """Party tickets created before ``before_ms`` still waiting for a member."""
         found = await self.redis.zrangebyscore(AWAITING, "-inf", before_ms, start=0, num=100)
         return [t.decode() for t in found]
 
+    @timed("claim")
     async def claim(self, tickets: Sequence[str]) -> bool:
         keys = [QUEUE, HEARTBEATS, *(ticket_key(t) for t in tickets)]
         return bool(await self._claim(keys=keys, args=list(tickets)))
 
+    @timed("unclaim")
     async def unclaim(self, entries: dict[str, str], now_ms: int) -> None:
         args: list[str | int] = []
         for ticket, entry in entries.items():
@@ -306,6 +319,7 @@ class LobbyStore:
         keys = [QUEUE, HEARTBEATS, *(ticket_key(t) for t in entries)]
         await self._unclaim(keys=keys, args=[*args, now_ms])
 
+    @timed("seat")
     async def seat(
         self,
         tickets: Sequence[str],
@@ -327,8 +341,15 @@ class LobbyStore:
             ],
         )
 
+    @timed("lock_matcher")
     async def lock_matcher(self, owner: str, ttl_ms: int) -> bool:
         return bool(await self.redis.set(MATCHER_LOCK, owner, nx=True, px=ttl_ms))
 
+    @timed("unlock_matcher")
     async def unlock_matcher(self, owner: str) -> None:
         await self._release(keys=[MATCHER_LOCK], args=[owner])
+
+    @timed("queue_length")
+    async def queue_length(self) -> int:
+        """How many tickets are queued."""
+        return int(await self.redis.hlen(QUEUE))  # type: ignore[misc]

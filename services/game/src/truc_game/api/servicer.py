@@ -20,6 +20,7 @@ from truc_game.errors import InvalidArgument
 from truc_game.names import game_name, parse_game_name
 from truc_game.service import GameService, NewGame, SeatView, stream_changes
 from truc_game.watch import WatchHub
+from truc_telemetry import logs
 
 from .convert import (
     action_from_proto,
@@ -59,6 +60,13 @@ def _require(request: _Request | None, kind: str) -> _Request:
     return request
 
 
+def _game_id(name: str) -> str:
+    """The game id in ``name`` (bound to the log context)."""
+    game_id = parse_game_name(name)
+    logs.bind(game=game_id)
+    return game_id
+
+
 def add_to_server(servicer: GameServicer, server: grpc.aio.Server) -> None:
     """Register ``servicer`` (as the generated ``add_..._to_server`` would, but
     with lenient request deserializers)."""
@@ -94,10 +102,15 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
         self._verifier = verifier
 
     def _identity(self, context: _Context) -> Identity:
+        """The caller (bound to the log context)."""
+        token: str | None = None
         for key, value in context.invocation_metadata() or ():
             if key == "authorization":
-                return self._verifier.verify(value if isinstance(value, str) else None)
-        return self._verifier.verify(None)
+                token = value if isinstance(value, str) else None
+                break
+        identity = self._verifier.verify(token)
+        logs.bind(player=identity.player)
+        return identity
 
     @staticmethod
     def _view(seat_view: SeatView) -> game_pb2.GameView:
@@ -156,7 +169,7 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
         try:
             request = _require(raw, "GetGameRequest")
             identity = self._identity(context)
-            game_id = parse_game_name(request.name)
+            game_id = _game_id(request.name)
             seat_view = await self._service.get_game(identity, game_id)
             return game_service_pb2.GetGameResponse(game=self._view(seat_view))
         except Exception as exc:
@@ -169,7 +182,8 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
         try:
             request = _require(raw, "SubmitActionRequest")
             identity = self._identity(context)
-            game_id = parse_game_name(request.name)
+            game_id = _game_id(request.name)
+            logs.bind(request_id=request.request_id or None)
             action = action_from_proto(request.action)
             seat_view = await self._service.submit_action(
                 identity, game_id, action, etag=request.etag, request_id=request.request_id
@@ -195,7 +209,7 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
         try:
             request = _require(raw, "WatchGameRequest")
             identity = self._identity(context)
-            game_id = parse_game_name(request.name)
+            game_id = _game_id(request.name)
             if request.after_version < 0:
                 raise InvalidArgument("BAD_REQUEST", "after_version: 0 or a version")
             watch = await self._service.authorize_watch(identity, game_id)

@@ -26,6 +26,8 @@ from typing import Any, Final
 
 from redis.asyncio import Redis
 
+from truc_telemetry.metrics import timed
+
 from . import keys
 from .keys import Keys
 
@@ -230,6 +232,7 @@ class GameStore:
         self._create = redis.register_script(_CREATE)
         self._claim = redis.register_script(_CLAIM)
 
+    @timed("create")
     async def create(
         self, game_id: str, *, state: bytes, events: bytes, meta: GameMeta, deadline_ms: int | None
     ) -> bool:
@@ -249,6 +252,7 @@ class GameStore:
         )
         return bool(created)
 
+    @timed("load")
     async def load(
         self, game_id: str, *, request_id: str, player: str, kind: str, limit: int, window_ms: int
     ) -> Loaded:
@@ -266,6 +270,7 @@ class GameStore:
         prior = int(reply[5]) if reply[5] else None
         return Loaded(_snapshot(reply[1], reply[2], reply[3], reply[4]), prior)
 
+    @timed("read")
     async def read(self, game_id: str) -> Snapshot:
         """The game as it is now. Raises GameMissing."""
         values = await self.redis.hmget(Keys(game_id).game, ["v", "s", "m", "d"])  # type: ignore[misc]
@@ -273,6 +278,7 @@ class GameStore:
             raise GameMissing(game_id)
         return _snapshot(*values)
 
+    @timed("read_with_log")
     async def read_with_log(self, game_id: str) -> tuple[Snapshot, list[Entry]]:
         """The game now and its whole event log, read in one transaction."""
         k = Keys(game_id)
@@ -284,6 +290,7 @@ class GameStore:
             raise GameMissing(game_id)
         return _snapshot(*values), [_entry(entry_id, fields) for entry_id, fields in raw]
 
+    @timed("commit")
     async def commit(
         self,
         game_id: str,
@@ -325,6 +332,7 @@ class GameStore:
             raise AlreadyApplied(int(reply[1]))
         raise VersionConflict(game_id)
 
+    @timed("entries")
     async def entries(
         self, game_id: str, after_version: int, count: int | None = None
     ) -> list[Entry]:
@@ -334,10 +342,12 @@ class GameStore:
         )
         return [_entry(entry_id, fields) for entry_id, fields in raw]
 
+    @timed("entry")
     async def entry(self, game_id: str, version: int) -> Entry | None:
         raw = await self.redis.xrange(Keys(game_id).events, min=f"{version}-0", max=f"{version}-0")
         return _entry(*raw[0]) if raw else None
 
+    @timed("due")
     async def due(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
         """(game id, deadline) of deadlines that have passed, across all shards."""
         pipe = self.redis.pipeline(transaction=False)
@@ -348,16 +358,27 @@ class GameStore:
         results: Sequence[Sequence[tuple[bytes, float]]] = await pipe.execute()
         return [(member.decode(), int(score)) for found in results for member, score in found]
 
+    @timed("forget_deadline")
     async def forget_deadline(self, game_id: str) -> None:
         """Drop a deadline whose game is gone (expired)."""
         k = Keys(game_id)
         await self.redis.zrem(k.deadlines, game_id)
 
+    @timed("claim")
     async def claim(self, game_id: str, due_ms: int, lease_until_ms: int) -> bool:
         """Take an expired deadline for this replica: True if it was still ``due_ms``
         (it then moves to ``lease_until_ms``, so another replica retries if we die)."""
         k = Keys(game_id)
         return bool(await self._claim(keys=[k.deadlines], args=[game_id, due_ms, lease_until_ms]))
+
+    @timed("count_active")
+    async def count_active(self) -> int:
+        """Games in progress in the whole store: those with a deadline (a seat to act)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for shard in range(keys.SHARDS):
+            pipe.zcard(keys.deadlines(shard))
+        counts: Sequence[int] = await pipe.execute()
+        return sum(counts)
 
 
 def _entry(entry_id: bytes, fields: dict[bytes, bytes]) -> Entry:
