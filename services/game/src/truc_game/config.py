@@ -18,7 +18,7 @@
 | ``TRUC_RATE_WINDOW_MS`` | ``1000`` | rate-limit window |
 | ``TRUC_MAX_MESSAGE_BYTES`` | ``65536`` | largest request accepted |
 | ``TRUC_GAME_TTL_SECONDS`` | ``604800`` | an unfinished game expires this long after its last act |
-| ``TRUC_FINISHED_GAME_TTL_SECONDS`` | ``2592000`` | a finished game's log is kept this long |
+| ``TRUC_FINISHED_GAME_TTL_SECONDS`` | ``604800`` | a finished game's log is kept this long |
 | ``TRUC_GRACE_SECONDS`` | ``5`` | on SIGTERM, how long in-flight calls may finish |
 | ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level (``DEBUG`` adds a line per RPC and per action) |
 | ``TRUC_LOG_FORMAT`` | ``json`` | ``json`` (an object per line) or ``text`` |
@@ -64,7 +64,7 @@ class Settings:
     rate_window_ms: int = 1000
     max_message_bytes: int = 65536
     game_ttl_seconds: int = 7 * 24 * 3600
-    finished_game_ttl_seconds: int = 30 * 24 * 3600
+    finished_game_ttl_seconds: int = 7 * 24 * 3600
     grace_seconds: float = 5.0
     log_level: str = "INFO"
     log_format: str = "json"
@@ -103,7 +103,7 @@ class Settings:
             max_message_bytes=_int(env, "TRUC_MAX_MESSAGE_BYTES", 65536, 1024, 16 << 20),
             game_ttl_seconds=_int(env, "TRUC_GAME_TTL_SECONDS", 7 * 24 * 3600, 60, 10**8),
             finished_game_ttl_seconds=_int(
-                env, "TRUC_FINISHED_GAME_TTL_SECONDS", 30 * 24 * 3600, 60, 10**9
+                env, "TRUC_FINISHED_GAME_TTL_SECONDS", 7 * 24 * 3600, 60, 10**9
             ),
             grace_seconds=float(_int(env, "TRUC_GRACE_SECONDS", 5, 0, 600)),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),

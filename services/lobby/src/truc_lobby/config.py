@@ -17,7 +17,7 @@
 | ``TRUC_CONFIRM_SECONDS`` | ``120`` | a party ticket not confirmed by all expires after this |
 | ``TRUC_DEFAULT_RATING`` | ``1500`` | rating of a new player |
 | ``TRUC_GAME_TURN_SECONDS`` | ``0`` | turn deadline of each game (0: the game's default) |
-| ``TRUC_HISTORY_SECONDS`` | ``2592000`` | how long ListGames lists a finished game |
+| ``TRUC_HISTORY_SECONDS`` | ``604800`` | how long ListGames lists a finished game |
 | ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level (``DEBUG`` adds a line per RPC) |
 | ``TRUC_LOG_FORMAT`` | ``json`` | ``json`` (an object per line) or ``text`` |
 | ``TRUC_METRICS_PORT`` | ``9465`` | ``/metrics`` on ``TRUC_LOBBY_HOST`` (0: off; -1: a free port) |
@@ -68,7 +68,7 @@ class Settings:
     confirm_seconds: float = 120.0
     default_rating: float = 1500.0
     game_turn_seconds: int = 0
-    history_seconds: int = 30 * 24 * 3600
+    history_seconds: int = 7 * 24 * 3600
     log_level: str = "INFO"
     role: str = "all"
 
@@ -81,6 +81,7 @@ class Settings:
     def plays_bots(self) -> bool:
         """This process plays bot seats (the bot jobs' consumer group)."""
         return self.role != "api"
+
     log_format: str = "json"
     metrics_port: int = 9465
     tracing: bool = False
@@ -123,7 +124,7 @@ class Settings:
             confirm_seconds=float(_int(env, "TRUC_CONFIRM_SECONDS", 120, 1, 86400)),
             default_rating=float(_int(env, "TRUC_DEFAULT_RATING", 1500, 0, 5000)),
             game_turn_seconds=_int(env, "TRUC_GAME_TURN_SECONDS", 0, 0, 3600),
-            history_seconds=_int(env, "TRUC_HISTORY_SECONDS", 30 * 24 * 3600, 60, 10**9),
+            history_seconds=_int(env, "TRUC_HISTORY_SECONDS", 7 * 24 * 3600, 60, 10**9),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
             role=role,
             log_format=env.get("TRUC_LOG_FORMAT", "json").strip().lower(),

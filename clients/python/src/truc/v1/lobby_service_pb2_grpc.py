@@ -191,7 +191,7 @@ class LobbyServiceServicer:
     def ListGames(self, request, context):
         """Lists the finished games the caller played, the most recent first. The
         lobby records each game it seated when the game ends, and keeps the record
-        for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+        for its history retention (TRUC_HISTORY_SECONDS, 7 days by default; the
         game service keeps a finished game's log as long by default). Read a
         game's whole log, filtered for the caller's seat, with GameService.GetGame
         and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT

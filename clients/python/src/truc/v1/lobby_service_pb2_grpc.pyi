@@ -103,7 +103,7 @@ class LobbyServiceStub:
     ListGames: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.ListGamesRequest, _lobby_service_pb2.ListGamesResponse]
     """Lists the finished games the caller played, the most recent first. The
     lobby records each game it seated when the game ends, and keeps the record
-    for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+    for its history retention (TRUC_HISTORY_SECONDS, 7 days by default; the
     game service keeps a finished game's log as long by default). Read a
     game's whole log, filtered for the caller's seat, with GameService.GetGame
     and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
@@ -188,7 +188,7 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     ListGames: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.ListGamesRequest, _lobby_service_pb2.ListGamesResponse]  # type: ignore[assignment]
     """Lists the finished games the caller played, the most recent first. The
     lobby records each game it seated when the game ends, and keeps the record
-    for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+    for its history retention (TRUC_HISTORY_SECONDS, 7 days by default; the
     game service keeps a finished game's log as long by default). Read a
     game's whole log, filtered for the caller's seat, with GameService.GetGame
     and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
@@ -312,7 +312,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_lobby_service_pb2.ListGamesResponse, _abc.Awaitable[_lobby_service_pb2.ListGamesResponse]]:
         """Lists the finished games the caller played, the most recent first. The
         lobby records each game it seated when the game ends, and keeps the record
-        for its history retention (TRUC_HISTORY_SECONDS, 30 days by default; the
+        for its history retention (TRUC_HISTORY_SECONDS, 7 days by default; the
         game service keeps a finished game's log as long by default). Read a
         game's whole log, filtered for the caller's seat, with GameService.GetGame
         and the caller's own token. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
