@@ -90,6 +90,26 @@ def tracked(folder: str) -> list[str]:
     return listing.stdout.split()
 
 
+def first_party_closure(folder: str) -> set[str]:
+    """``folder`` and the folders of every package of this repository it depends on."""
+    projects = {
+        tomllib.loads(path.read_text())["project"]["name"]: str(path.parent.relative_to(ROOT))
+        for path in ROOT.glob("*/*/pyproject.toml")
+    }
+    found, todo = set(), [folder]
+    while todo:
+        current = todo.pop()
+        if current in found:
+            continue
+        found.add(current)
+        project = tomllib.loads((ROOT / current / "pyproject.toml").read_text())["project"]
+        for requirement in project.get("dependencies", []):
+            name = re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0]
+            if name in projects:
+                todo.append(projects[name])
+    return found
+
+
 @pytest.mark.parametrize("image", IMAGES, ids=lambda i: i.folder)
 def test_the_dockerfile_builds_from_the_root_context(image: Image) -> None:
     dockerfile = ROOT / "services" / image.folder / "Dockerfile"
@@ -104,13 +124,18 @@ def test_the_dockerfile_builds_from_the_root_context(image: Image) -> None:
         assert (ROOT / source).exists(), f"COPY {source}: no such file"
         assert in_context(source.rstrip("/") + "/pyproject.toml") or in_context(source), source
     copied = {s.rstrip("/") for group in sources for s in group}
-    assert {"constraints.txt", "clients/python", f"services/{image.folder}"} <= copied
-    for folder in ("clients/python", f"services/{image.folder}"):
+    # The service and every package of this repository it needs (not on PyPI).
+    folders = first_party_closure(f"services/{image.folder}")
+    assert {"clients/python", f"services/{image.folder}"} <= folders
+    assert {"constraints.txt", *folders} <= copied
+    for folder in folders:
         needed = [f for f in tracked(folder) if f.endswith("pyproject.toml") or "/src/" in f]
         assert needed and all(in_context(f) for f in needed), folder
     assert not in_context(".venv/bin/python") and not in_context(".git/HEAD")
     runs = " && ".join(rest for stage in built for keyword, rest in stage if keyword == "RUN")
     assert "-c constraints.txt" in runs and "--no-deps" in runs and "wheel" in runs
+    wheel_command = runs.split("wheel", 1)[1].split("&&")[0].split()
+    assert folders <= set(wheel_command), f"wheels missing: {folders - set(wheel_command)}"
     assert "-e " not in runs, "the images install wheels, not editable sources"
 
 
