@@ -27,8 +27,11 @@ export const PROTO_ROOT = path.resolve(here, '..', '..', 'proto');
  *   "nobody to act" is not confused with seat 0.
  * - oneofs: true: each oneof gets a property naming the member that is set
  *   (action.kind === 'play_card', event.kind === 'trick_completed').
- * google/protobuf/timestamp.proto, the protocol's only import from outside
- * truc/v1, ships with proto-loader (protobufjs' bundled well-known types).
+ * Imports from outside truc/v1: google/protobuf/timestamp.proto (and
+ * descriptor.proto, which annotations.proto imports) ship with proto-loader
+ * (protobufjs' bundled well-known types); google/api/annotations.proto and
+ * http.proto, the REST mapping's options (grpc-js ignores them), are vendored
+ * in proto/google/api/ and found through includeDirs.
  */
 export const LOADER_OPTIONS = Object.freeze({
   keepCase: true,

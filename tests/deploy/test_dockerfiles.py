@@ -2,8 +2,9 @@
 pinned slim Python 3.11, every COPY source in the build context that
 .dockerignore lets through, installs with the pinned constraints from wheels,
 non-root numeric user, listening on all interfaces, a HEALTHCHECK through the
-service's probe module, the service's own console script. The wheels the build
-stage makes are built here too, and hold the probe modules."""
+service's probe module (gRPC health for the game service and the lobby, HTTP
+``/healthz`` for the gateway), the service's own console script. The wheels the
+build stage makes are built here too, and hold the probe modules."""
 
 from __future__ import annotations
 
@@ -28,12 +29,14 @@ class Image:
     package: str
     env_prefix: str
     port: int
-    metrics_port: int
+    metrics_port: int | None
+    """TRUC_METRICS_PORT; None: the process serves no metrics (the gateway)."""
 
 
 IMAGES = (
     Image("game", "truc_game", "TRUC_GAME", 50051, 9464),
     Image("lobby", "truc_lobby", "TRUC_LOBBY", 50052, 9465),
+    Image("gateway", "truc_gateway", "TRUC_GATEWAY", 8080, None),
 )
 
 
@@ -151,8 +154,13 @@ def test_the_runtime_stage_is_non_root_healthchecked_and_runs_the_service(image:
     env = dict(pair.split("=", 1) for rest in by_keyword["ENV"] for pair in shlex.split(rest))
     assert env[f"{image.env_prefix}_HOST"] == "0.0.0.0"
     assert env[f"{image.env_prefix}_PORT"] == str(image.port)
-    assert env["TRUC_METRICS_PORT"] == str(image.metrics_port)
-    assert {str(image.port), str(image.metrics_port)} <= set(" ".join(by_keyword["EXPOSE"]).split())
+    ports = {str(image.port)}
+    if image.metrics_port is None:
+        assert "TRUC_METRICS_PORT" not in env
+    else:
+        assert env["TRUC_METRICS_PORT"] == str(image.metrics_port)
+        ports.add(str(image.metrics_port))
+    assert set(" ".join(by_keyword["EXPOSE"]).split()) == ports
     (healthcheck,) = by_keyword["HEALTHCHECK"]
     probe = f'python -m {image.package}.probe "127.0.0.1:${{{image.env_prefix}_PORT}}"'
     assert healthcheck.endswith("CMD " + probe), healthcheck
@@ -166,7 +174,7 @@ def test_the_runtime_stage_is_non_root_healthchecked_and_runs_the_service(image:
 
 def test_the_wheels_of_the_build_stage_hold_the_probes(tmp_path: Path) -> None:
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", "wheel"]
-    packages = ["clients/python", "services/game", "services/lobby"]
+    packages = ["clients/python", *(f"services/{image.folder}" for image in IMAGES)]
     subprocess.run(
         [*pip, "--no-deps", "--no-build-isolation", "-w", str(tmp_path), *packages],
         cwd=ROOT,
@@ -181,3 +189,6 @@ def test_the_wheels_of_the_build_stage_hold_the_probes(tmp_path: Path) -> None:
     assert "truc/v1/game_service_pb2.py" in names["truc_client"]
     assert "truc_game/probe.py" in names["truc_game"]
     assert "truc_lobby/probe.py" in names["truc_lobby"]
+    assert "truc_gateway/probe.py" in names["truc_gateway"]
+    # The gateway serves its OpenAPI document from the package's resources.
+    assert "truc_gateway/openapi.json" in names["truc_gateway"]

@@ -1,6 +1,7 @@
 """Properties of the rendered Kubernetes manifests (``kubectl kustomize`` of each
-overlay, as ``make k8s-validate`` renders them): probes, security, resources,
-autoscaling, disruption budgets, network policies, configuration and secrets."""
+overlay, as ``make k8s-validate`` renders them): probes (gRPC health, liveness
+apart from readiness; HTTP for the gateway), security, resources, autoscaling,
+disruption budgets, network policies, configuration and secrets."""
 
 from __future__ import annotations
 
@@ -12,16 +13,31 @@ from typing import Any
 import pytest
 
 from manifests import Manifest, render
+from truc_game.server import LIVENESS as GAME_LIVENESS
+from truc_lobby.server import LIVENESS as LOBBY_LIVENESS
 
 ROOT = Path(__file__).resolve().parents[2]
 OVERLAYS = ("overlays/dev", "overlays/prod")
 GRPC_PORTS = {"truc-game": 50051, "truc-lobby": 50052, "truc-bots": 50052}
 METRICS_PORTS = {"truc-game": 9464, "truc-lobby": 9465, "truc-bots": 9465}
+LIVENESS = {"truc-game": GAME_LIVENESS, "truc-lobby": LOBBY_LIVENESS, "truc-bots": LOBBY_LIVENESS}
+"""The gRPC health service name each liveness probe asks (the servers' constant)."""
+HTTP_PORTS = {"truc-gateway": 8080}
+"""Pods probed over HTTP (``/healthz``): the gateway, which has no gRPC and no metrics."""
 CONFIG_OF = {
     "truc-game": ROOT / "services/game/src/truc_game/config.py",
     "truc-lobby": ROOT / "services/lobby/src/truc_lobby/config.py",
     "truc-bots": ROOT / "services/lobby/src/truc_lobby/config.py",
+    "truc-gateway": ROOT / "services/gateway/src/truc_gateway/config.py",
 }
+GRACE_VARIABLE = {
+    "truc-game": "TRUC_GRACE_SECONDS",
+    "truc-lobby": "TRUC_GRACE_SECONDS",
+    "truc-bots": "TRUC_GRACE_SECONDS",
+    "truc-gateway": "TRUC_GATEWAY_GRACE_SECONDS",
+}
+USES_REDIS = {"truc-game", "truc-lobby", "truc-bots"}
+"""The pods that hold the JWT key and reach Redis; the gateway does neither."""
 NOT_SET_ON_PURPOSE = {
     # An external identity provider is optional (README: how to add its key).
     "TRUC_EXTERNAL_JWT_KEY",
@@ -30,7 +46,6 @@ NOT_SET_ON_PURPOSE = {
     "TRUC_EXTERNAL_JWT_AUDIENCE",
 }
 PRESTOP_SECONDS = 5
-LOBBY_STOP_GRACE = 5  # LobbyServer.stop's default
 
 
 @pytest.fixture(scope="module", params=OVERLAYS)
@@ -84,23 +99,61 @@ def documented_variables(config: Path) -> set[str]:
     return names
 
 
-def test_every_service_pod_probes_grpc_health_on_its_grpc_port(rendered: list[Manifest]) -> None:
+def test_every_grpc_pod_probes_readiness_and_liveness_on_its_grpc_port(
+    rendered: list[Manifest],
+) -> None:
     deployments = of_kind(rendered, "Deployment")
-    assert set(deployments) == set(GRPC_PORTS)
-    for name, deployment in deployments.items():
+    assert set(deployments) == set(GRPC_PORTS) | set(HTTP_PORTS)
+    for name, grpc_port in GRPC_PORTS.items():
+        deployment = deployments[name]
         spec = container(deployment)
         ports = {p["name"]: p["containerPort"] for p in spec["ports"]}
-        assert ports == {"grpc": GRPC_PORTS[name], "metrics": METRICS_PORTS[name]}, name
-        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            assert spec[probe]["grpc"] == {"port": GRPC_PORTS[name]}, (name, probe)
+        assert ports == {"grpc": grpc_port, "metrics": METRICS_PORTS[name]}, name
+        # Readiness: the whole server's health, NOT_SERVING while Redis is down.
+        assert spec["readinessProbe"]["grpc"] == {"port": grpc_port}, name
+        # Startup and liveness: the process only, so a Redis outage restarts nothing.
+        for probe in ("startupProbe", "livenessProbe"):
+            wanted = {"port": grpc_port, "service": LIVENESS[name]}
+            assert spec[probe]["grpc"] == wanted, (name, probe)
         env = environment(rendered, deployment)
         prefix = "TRUC_GAME" if name == "truc-game" else "TRUC_LOBBY"
-        assert env[f"{prefix}_PORT"] == str(GRPC_PORTS[name])
+        assert env[f"{prefix}_PORT"] == str(grpc_port)
         assert env[f"{prefix}_HOST"] == "0.0.0.0"
         assert env["TRUC_METRICS_PORT"] == str(METRICS_PORTS[name])
         annotations = deployment["spec"]["template"]["metadata"]["annotations"]
         assert annotations["prometheus.io/scrape"] == "true"
         assert annotations["prometheus.io/port"] == str(METRICS_PORTS[name])
+
+
+def test_the_gateway_is_probed_over_http_and_forwards_to_the_services(
+    rendered: list[Manifest],
+) -> None:
+    services = of_kind(rendered, "Service")
+    for name, port in HTTP_PORTS.items():
+        deployment = of_kind(rendered, "Deployment")[name]
+        spec = container(deployment)
+        ports = {p["name"]: p["containerPort"] for p in spec["ports"]}
+        assert ports == {"http": port}, name  # no metrics: the gateway serves none
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            check = spec[probe]
+            assert "grpc" not in check and "tcpSocket" not in check, (name, probe)
+            target = check["httpGet"]["port"]
+            assert ports.get(target, target) == port, (name, probe)
+            assert check["httpGet"]["path"] == "/healthz", (name, probe)
+        env = environment(rendered, deployment)
+        assert env["TRUC_GATEWAY_HOST"] == "0.0.0.0"
+        assert env["TRUC_GATEWAY_PORT"] == str(port)
+        assert "TRUC_METRICS_PORT" not in env
+        assert "prometheus.io/scrape" not in deployment["spec"]["template"]["metadata"].get(
+            "annotations", {}
+        )
+        # The Services of the game service and the lobby, by name and port.
+        for variable, service in (
+            ("TRUC_GAME_ADDRESS", "truc-game"),
+            ("TRUC_LOBBY_ADDRESS", "truc-lobby"),
+        ):
+            (service_port,) = services[service]["spec"]["ports"]
+            assert env[variable] == f"{service}:{service_port['port']}", variable
 
 
 def test_every_pod_is_non_root_read_only_unprivileged_and_limited(
@@ -125,31 +178,35 @@ def test_every_pod_is_non_root_read_only_unprivileged_and_limited(
 
 
 def test_pods_outlive_their_grace_period(rendered: list[Manifest]) -> None:
-    deployments = of_kind(rendered, "Deployment")
-    game = deployments["truc-game"]
-    grace = int(environment(rendered, game)["TRUC_GRACE_SECONDS"])
-    assert game["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > (
-        grace + PRESTOP_SECONDS
-    )
-    assert container(game)["lifecycle"]["preStop"]["exec"]["command"] == [
-        "sleep",
-        str(PRESTOP_SECONDS),
-    ]
-    lobby = deployments["truc-lobby"]["spec"]["template"]["spec"]
-    assert lobby["terminationGracePeriodSeconds"] > LOBBY_STOP_GRACE + PRESTOP_SECONDS
+    for name, deployment in of_kind(rendered, "Deployment").items():
+        grace = int(environment(rendered, deployment)[GRACE_VARIABLE[name]])
+        pre_stop = container(deployment).get("lifecycle", {}).get("preStop")
+        if name != "truc-bots":  # the pods behind a Service: drop out of it first
+            assert pre_stop["exec"]["command"] == ["sleep", str(PRESTOP_SECONDS)], name
+        waits = grace + (PRESTOP_SECONDS if pre_stop else 0)
+        assert deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > waits
 
 
-def test_the_autoscaler_scales_the_game_deployment_on_cpu(rendered: list[Manifest]) -> None:
-    (hpa,) = of_kind(rendered, "HorizontalPodAutoscaler").values()
-    assert hpa["apiVersion"] == "autoscaling/v2"
-    target = hpa["spec"]["scaleTargetRef"]
-    assert (target["kind"], target["name"]) == ("Deployment", "truc-game")
-    assert "truc-game" in of_kind(rendered, "Deployment")
-    (metric,) = hpa["spec"]["metrics"]
-    assert metric["resource"]["name"] == "cpu"
-    assert (
-        hpa["spec"]["minReplicas"] >= 1 and hpa["spec"]["maxReplicas"] > hpa["spec"]["minReplicas"]
-    )
+def test_autoscalers_scale_the_game_and_gateway_deployments_on_cpu(
+    rendered: list[Manifest],
+) -> None:
+    autoscalers = of_kind(rendered, "HorizontalPodAutoscaler")
+    targets = set()
+    for hpa in autoscalers.values():
+        assert hpa["apiVersion"] == "autoscaling/v2"
+        target = hpa["spec"]["scaleTargetRef"]
+        assert target["kind"] == "Deployment"
+        assert target["name"] in of_kind(rendered, "Deployment")
+        targets.add(target["name"])
+        (metric,) = hpa["spec"]["metrics"]
+        assert metric["resource"]["name"] == "cpu"
+        assert (
+            "cpu"
+            in container(of_kind(rendered, "Deployment")[target["name"]])["resources"]["requests"]
+        )
+        low, high = hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]
+        assert low >= 1 and high > low
+    assert targets == {"truc-game", "truc-gateway"}
 
 
 def test_budgets_and_services_select_the_pods(rendered: list[Manifest]) -> None:
@@ -162,10 +219,14 @@ def test_budgets_and_services_select_the_pods(rendered: list[Manifest]) -> None:
         selector = budgets[name]["spec"]["selector"]["matchLabels"]
         assert selector.items() <= labels.items(), name
     services = of_kind(rendered, "Service")
-    for name in ("truc-game", "truc-lobby"):
+    for name, number, kind in (
+        ("truc-game", GRPC_PORTS["truc-game"], "grpc"),
+        ("truc-lobby", GRPC_PORTS["truc-lobby"], "grpc"),
+        ("truc-gateway", HTTP_PORTS["truc-gateway"], "http"),
+    ):
         assert services[name]["spec"]["selector"].items() <= pods[name].items()
         (port,) = services[name]["spec"]["ports"]
-        assert (port["port"], port["targetPort"]) == (GRPC_PORTS[name], "grpc")
+        assert (port["port"], port["targetPort"]) == (number, kind)
     assert "truc-bots" not in services
 
 
@@ -176,6 +237,10 @@ def test_each_container_gets_every_setting_of_its_config_module(
         wanted = documented_variables(CONFIG_OF[name]) - NOT_SET_ON_PURPOSE
         env = environment(rendered, deployment)
         assert not wanted - set(env), f"{name} lacks {sorted(wanted - set(env))}"
+        if name not in USES_REDIS:  # the gateway: no secret, no Redis
+            assert not [v for v in env.values() if isinstance(v, dict)], name
+            assert not {"TRUC_JWT_SECRET", "REDIS_URL"} & set(env), name
+            continue
         assert env["TRUC_JWT_SECRET"] == {
             "secretKeyRef": {"name": env_secret(env), "key": "jwt-secret"}
         }
@@ -183,7 +248,7 @@ def test_each_container_gets_every_setting_of_its_config_module(
     roles = {
         name: environment(rendered, d)["TRUC_LOBBY_ROLE"]
         for name, d in of_kind(rendered, "Deployment").items()
-        if name != "truc-game"
+        if name in ("truc-lobby", "truc-bots")
     }
     assert roles == {"truc-lobby": "api", "truc-bots": "bots"}
 
@@ -207,14 +272,17 @@ def test_no_real_secret_is_shipped() -> None:
 def test_dev_secrets_exist_and_prod_reads_redis_from_a_secret() -> None:
     dev = render("overlays/dev")
     secrets = of_kind(dev, "Secret")
-    for deployment in of_kind(dev, "Deployment").values():
+    for name, deployment in of_kind(dev, "Deployment").items():
+        if name not in USES_REDIS:
+            continue
         ref = environment(dev, deployment)["TRUC_JWT_SECRET"]["secretKeyRef"]
         assert ref["key"] in secrets[ref["name"]]["data"]
         assert environment(dev, deployment)["REDIS_URL"] == "redis://truc-redis:6379/0"
     prod = render("overlays/prod")
-    for deployment in of_kind(prod, "Deployment").values():
-        url = environment(prod, deployment)["REDIS_URL"]
-        assert url == {"secretKeyRef": {"name": "truc-redis", "key": "url"}}
+    for name, deployment in of_kind(prod, "Deployment").items():
+        url = environment(prod, deployment).get("REDIS_URL")
+        wanted = {"secretKeyRef": {"name": "truc-redis", "key": "url"}}
+        assert url == (wanted if name in USES_REDIS else None), name
     assert not of_kind(prod, "StatefulSet"), "prod uses a managed Redis"
 
 
@@ -252,4 +320,6 @@ def test_redis_is_persistent_and_only_the_services_reach_it() -> None:
         for d in of_kind(dev, "Deployment").values()
     }
     assert expression["key"] == "app.kubernetes.io/name" and expression["operator"] == "In"
-    assert set(expression["values"]) == pods == {"truc-game", "truc-lobby", "truc-bots"}
+    assert pods == USES_REDIS | {"truc-gateway"}
+    # Only the pods that use Redis: the gateway, facing the Internet, is kept out.
+    assert set(expression["values"]) == USES_REDIS

@@ -8,6 +8,13 @@ deadline sweeper, the Redis health probe and the active-games gauge. On SIGTERM
 or SIGINT: health goes NOT_SERVING, in-flight calls get ``grace_seconds``, then
 everything stops.
 
+Health answers two questions (Kubernetes asks both, deploy/k8s): ``""`` (the
+whole server) and ``truc.v1.GameService`` are SERVING only while Redis answers
+(readiness: may this replica get calls?); :data:`LIVENESS` is SERVING from the
+start to SIGTERM whatever Redis does (liveness: is this process alive? An
+answer at all proves its event loop runs), so a long Redis outage takes every
+replica out of the Service but restarts none.
+
 Observability (:mod:`truc_telemetry`): every RPC goes through its interceptor
 (metrics, log context, tracing when on); ``/metrics`` is served over HTTP on
 ``TRUC_METRICS_PORT``; logs are JSON lines unless ``TRUC_LOG_FORMAT=text``.
@@ -47,11 +54,13 @@ from .service import GameService
 from .store.redis_store import GameStore
 from .watch import WatchHub
 
-__all__ = ["GameServer", "build_server", "main"]
+__all__ = ["LIVENESS", "GameServer", "build_server", "main"]
 
 log = logging.getLogger("truc.game")
 
 SERVICE_NAME = game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
+LIVENESS = "liveness"
+"""The health service name of the liveness probe: SERVING while the process runs."""
 _LEASE_MS = 5000
 _ACTIVE_EVERY_S = 5.0
 
@@ -80,6 +89,7 @@ class GameServer:
         gc.set_threshold(50_000, 50, 100)
         if self.settings.metrics_port != 0:
             self.stop_metrics = telemetry.serve(self.settings.host, self.settings.metrics_port, log)
+        await self.health.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
         await self.server.start()
         self.hub.start()
         self.tasks.append(asyncio.create_task(self._probe_redis(), name="redis-probe"))
@@ -92,7 +102,8 @@ class GameServer:
         )
 
     async def stop(self, grace: float | None = None) -> None:
-        """Two stages: NOT_SERVING first, then stop accepting and let calls finish."""
+        """Two stages: NOT_SERVING first (every name, :data:`LIVENESS` too), then stop
+        accepting and let calls finish."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(self.settings.grace_seconds if grace is None else grace)
         for task in self.tasks:

@@ -3,8 +3,13 @@
 Configured from the environment (:mod:`truc_lobby.config`); ``TRUC_LOBBY_ROLE``
 says which of them run (``api``: all but the bot runner; ``bots``: the bot
 runner and health only; ``all``, the default: everything). On SIGTERM or
-SIGINT: health NOT_SERVING, in-flight calls get a grace period, then the
-background tasks stop.
+SIGINT: health NOT_SERVING, in-flight calls get ``TRUC_GRACE_SECONDS``, then
+the background tasks stop.
+
+Health, in every role: ``""`` (and ``truc.v1.LobbyService`` where it is served)
+is SERVING only while Redis answers (readiness); :data:`LIVENESS` is SERVING
+from the start to SIGTERM whatever Redis does (liveness: an answer proves the
+event loop runs), so a long Redis outage restarts no lobby or bots pod.
 """
 
 from __future__ import annotations
@@ -42,10 +47,13 @@ from .store import LobbyStore
 from .tokens import ExternalIdentityProvider, TokenIssuer
 from .watch import TicketHub
 
-__all__ = ["LobbyServer", "build_server", "main"]
+__all__ = ["LIVENESS", "LobbyServer", "build_server", "main"]
 
 log = logging.getLogger("truc.lobby")
 SERVICE_NAME = lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
+LIVENESS = "liveness"
+"""The health service name of the liveness probe: SERVING while the process runs
+(the game service answers the same name)."""
 
 
 @dataclass(slots=True)
@@ -66,6 +74,7 @@ class LobbyServer:
     async def start(self) -> None:
         if self.settings.metrics_port != 0:
             self.stop_metrics = telemetry.serve(self.settings.host, self.settings.metrics_port, log)
+        await self.health.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
         await self.server.start()
         if self.settings.serves_api:
             await self.hub.start()
@@ -82,9 +91,11 @@ class LobbyServer:
             self.settings.game_address,
         )
 
-    async def stop(self, grace: float = 5.0) -> None:
+    async def stop(self, grace: float | None = None) -> None:
+        """NOT_SERVING first (every name, :data:`LIVENESS` too), then stop accepting
+        and give in-flight calls ``grace`` seconds (default: the settings')."""
         await self.health.enter_graceful_shutdown()
-        await self.server.stop(grace)
+        await self.server.stop(self.settings.grace_seconds if grace is None else grace)
         await self.bots.stop()
         await self.results.stop()
         for task in self.tasks:
@@ -211,7 +222,7 @@ async def serve(settings: Settings) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
-    log.info("shutting down")
+    log.info("shutting down (grace %.1f s)", settings.grace_seconds)
     await lobby.stop()
     tracing.shutdown()
 
