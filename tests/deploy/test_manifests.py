@@ -128,7 +128,6 @@ def test_every_grpc_pod_probes_readiness_and_liveness_on_its_grpc_port(
 def test_the_gateway_is_probed_over_http_and_forwards_to_the_services(
     rendered: list[Manifest],
 ) -> None:
-    services = of_kind(rendered, "Service")
     for name, port in HTTP_PORTS.items():
         deployment = of_kind(rendered, "Deployment")[name]
         spec = container(deployment)
@@ -147,13 +146,33 @@ def test_the_gateway_is_probed_over_http_and_forwards_to_the_services(
         assert "prometheus.io/scrape" not in deployment["spec"]["template"]["metadata"].get(
             "annotations", {}
         )
-        # The Services of the game service and the lobby, by name and port.
-        for variable, service in (
-            ("TRUC_GAME_ADDRESS", "truc-game"),
-            ("TRUC_LOBBY_ADDRESS", "truc-lobby"),
-        ):
-            (service_port,) = services[service]["spec"]["ports"]
-            assert env[variable] == f"{service}:{service_port['port']}", variable
+        assert {"TRUC_GAME_ADDRESS", "TRUC_LOBBY_ADDRESS"} <= set(env)  # see the next test
+
+
+def test_callers_spread_over_every_replica_through_headless_services(
+    rendered: list[Manifest],
+) -> None:
+    """The gateway, the lobby and the bots reach the gRPC services by the DNS name of
+    a headless Service (every ready pod) with round robin, and the services close
+    connections after a while so that clients reach new replicas too."""
+    services = of_kind(rendered, "Service")
+    deployments = of_kind(rendered, "Deployment")
+    callers = {
+        "truc-gateway": {"TRUC_GAME_ADDRESS": "truc-game", "TRUC_LOBBY_ADDRESS": "truc-lobby"},
+        "truc-lobby": {"TRUC_GAME_ADDRESS": "truc-game"},
+        "truc-bots": {"TRUC_GAME_ADDRESS": "truc-game"},
+    }
+    for caller, targets in callers.items():
+        env = environment(rendered, deployments[caller])
+        for variable, service in targets.items():
+            headless = services[f"{service}-pods"]["spec"]
+            assert headless["clusterIP"] == "None"
+            assert headless["selector"] == services[service]["spec"]["selector"]
+            (port,) = headless["ports"]
+            assert env[variable] == f"dns:///{service}-pods:{port['port']}", (caller, variable)
+    for name in ("truc-game", "truc-lobby"):
+        env = environment(rendered, deployments[name])
+        assert int(env["TRUC_MAX_CONNECTION_AGE_SECONDS"]) > 0, name
 
 
 def test_every_pod_is_non_root_read_only_unprivileged_and_limited(

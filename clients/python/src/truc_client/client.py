@@ -40,6 +40,8 @@ from truc.v1 import (
     lobby_service_pb2_grpc,
 )
 
+from .balancing import ROUND_ROBIN
+
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
     from truc.v1.lobby_service_pb2_grpc import LobbyServiceAsyncStub
@@ -188,6 +190,7 @@ class TrucClient:
         at the same pace (gRPC's own default would wait up to 120 s).
         ``rpc_timeout`` bounds each unary call."""
         options = (
+            *ROUND_ROBIN,  # every replica the addresses resolve to, in turn
             ("grpc.initial_reconnect_backoff_ms", max(1, int(backoff * 1000))),
             ("grpc.min_reconnect_backoff_ms", max(1, int(backoff * 1000))),
             ("grpc.max_reconnect_backoff_ms", max(1, int(max_backoff * 1000))),

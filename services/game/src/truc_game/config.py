@@ -20,6 +20,7 @@
 | ``TRUC_GAME_TTL_SECONDS`` | ``604800`` | an unfinished game expires this long after its last act |
 | ``TRUC_FINISHED_GAME_TTL_SECONDS`` | ``604800`` | a finished game's log is kept this long |
 | ``TRUC_GRACE_SECONDS`` | ``5`` | on SIGTERM, how long in-flight calls may finish |
+| ``TRUC_MAX_CONNECTION_AGE_SECONDS`` | ``0`` | reconnect clients after this long (0: never) |
 | ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level (``DEBUG`` adds a line per RPC and per action) |
 | ``TRUC_LOG_FORMAT`` | ``json`` | ``json`` (an object per line) or ``text`` |
 | ``TRUC_METRICS_PORT`` | ``9464`` | ``/metrics`` on ``TRUC_GAME_HOST`` (0: off; -1: a free port) |
@@ -66,6 +67,7 @@ class Settings:
     game_ttl_seconds: int = 7 * 24 * 3600
     finished_game_ttl_seconds: int = 7 * 24 * 3600
     grace_seconds: float = 5.0
+    max_connection_age_seconds: int = 0
     log_level: str = "INFO"
     log_format: str = "json"
     metrics_port: int = 9464
@@ -106,6 +108,7 @@ class Settings:
                 env, "TRUC_FINISHED_GAME_TTL_SECONDS", 7 * 24 * 3600, 60, 10**9
             ),
             grace_seconds=float(_int(env, "TRUC_GRACE_SECONDS", 5, 0, 600)),
+            max_connection_age_seconds=_int(env, "TRUC_MAX_CONNECTION_AGE_SECONDS", 0, 0, 86400),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
             log_format=_choice(env, "TRUC_LOG_FORMAT", logs.FORMATS),
             metrics_port=_int(env, "TRUC_METRICS_PORT", 9464, -1, 65535),

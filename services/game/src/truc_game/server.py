@@ -41,6 +41,7 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2
 
+from truc_client.balancing import connection_age
 from truc_telemetry import logs, tracing
 from truc_telemetry import metrics as telemetry
 from truc_telemetry.interceptor import RpcInterceptor
@@ -197,6 +198,7 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
         options=[
             ("grpc.max_receive_message_length", settings.max_message_bytes),
             ("grpc.so_reuseport", 0),
+            *connection_age(settings.max_connection_age_seconds),
         ],
     )
     add_to_server(GameServicer(service, hub, verifier), server)

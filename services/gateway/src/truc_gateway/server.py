@@ -58,8 +58,13 @@ class Gateway:
             "truc.v1.GameService": settings.game_address,
             "truc.v1.LobbyService": settings.lobby_address,
         }
+        # Round robin over every address a target resolves to (dns:/// of a headless
+        # Service: each replica), as truc_client.balancing explains (not imported:
+        # the gateway knows only the protocol).
+        round_robin = (("grpc.service_config", '{"loadBalancingConfig": [{"round_robin": {}}]}'),)
         self._channels = {
-            service: grpc.aio.insecure_channel(address) for service, address in addresses.items()
+            service: grpc.aio.insecure_channel(address, options=round_robin)
+            for service, address in addresses.items()
         }
         self._unary: dict[str, grpc.aio.UnaryUnaryMultiCallable[Any, Any]] = {}
         self._streams: dict[str, grpc.aio.UnaryStreamMultiCallable[Any, Any]] = {}

@@ -19,6 +19,7 @@
 | ``TRUC_GAME_TURN_SECONDS`` | ``0`` | turn deadline of each game (0: the game's default) |
 | ``TRUC_HISTORY_SECONDS`` | ``604800`` | how long ListGames lists a finished game |
 | ``TRUC_GRACE_SECONDS`` | ``5`` | on SIGTERM, how long in-flight calls may finish |
+| ``TRUC_MAX_CONNECTION_AGE_SECONDS`` | ``0`` | reconnect clients after this long (0: never) |
 | ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level (``DEBUG`` adds a line per RPC) |
 | ``TRUC_LOG_FORMAT`` | ``json`` | ``json`` (an object per line) or ``text`` |
 | ``TRUC_METRICS_PORT`` | ``9465`` | ``/metrics`` on ``TRUC_LOBBY_HOST`` (0: off; -1: a free port) |
@@ -71,6 +72,7 @@ class Settings:
     game_turn_seconds: int = 0
     history_seconds: int = 7 * 24 * 3600
     grace_seconds: float = 5.0
+    max_connection_age_seconds: int = 0
     log_level: str = "INFO"
     role: str = "all"
 
@@ -128,6 +130,7 @@ class Settings:
             game_turn_seconds=_int(env, "TRUC_GAME_TURN_SECONDS", 0, 0, 3600),
             history_seconds=_int(env, "TRUC_HISTORY_SECONDS", 7 * 24 * 3600, 60, 10**9),
             grace_seconds=float(_int(env, "TRUC_GRACE_SECONDS", 5, 0, 600)),
+            max_connection_age_seconds=_int(env, "TRUC_MAX_CONNECTION_AGE_SECONDS", 0, 0, 86400),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
             role=role,
             log_format=env.get("TRUC_LOG_FORMAT", "json").strip().lower(),

@@ -31,6 +31,7 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2_grpc, lobby_service_pb2
 
+from truc_client.balancing import ROUND_ROBIN, connection_age
 from truc_telemetry import logs, tracing
 from truc_telemetry import metrics as telemetry
 from truc_telemetry.interceptor import RpcInterceptor
@@ -158,7 +159,9 @@ def build_server(settings: Settings) -> LobbyServer:
         settings.jwt_secret, ttl_seconds=settings.token_ttl_seconds, external=external
     )
     store = LobbyStore(redis)
-    game_channel = grpc.aio.insecure_channel(settings.game_address)
+    # Round robin over every address the target resolves to (e.g. dns:/// of a
+    # headless Service: each game replica), not the first one only.
+    game_channel = grpc.aio.insecure_channel(settings.game_address, options=ROUND_ROBIN)
     game = game_service_pb2_grpc.GameServiceStub(game_channel)
     hub = TicketHub(redis)
     results = ResultsFollower(
@@ -184,7 +187,11 @@ def build_server(settings: Settings) -> LobbyServer:
     )
     server = grpc.aio.server(
         interceptors=[RpcInterceptor(logging.getLogger("truc.lobby.rpc"))],
-        options=[("grpc.max_receive_message_length", 65536), ("grpc.so_reuseport", 0)],
+        options=[
+            ("grpc.max_receive_message_length", 65536),
+            ("grpc.so_reuseport", 0),
+            *connection_age(settings.max_connection_age_seconds),
+        ],
     )
     if settings.serves_api:
         add_to_server(
