@@ -157,11 +157,13 @@ class LobbyService:
         return found
 
     async def _game_over(self, player: str) -> bool:
-        """The player is held by a game that has ended but is not recorded yet
-        (its follower is a moment behind): record it now and say so."""
+        """The player was held by a game that has ended: record it now if its
+        follower has not yet (it is a moment behind), and say so."""
         held = await self.store.live(player)
-        if held is None or not held.startswith("game:"):
-            return False
+        if held is None:
+            return True  # freed since: the game's follower has just recorded it
+        if not held.startswith("game:"):
+            return False  # a live ticket
         return await self._results.settle(held.removeprefix("game:"))
 
     async def get_ticket(self, player: str, ticket: str) -> StoredTicket:
