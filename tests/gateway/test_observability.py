@@ -7,8 +7,11 @@ lines with the request's context, without a token anywhere."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import aiohttp
 import grpc
@@ -17,7 +20,17 @@ from google.protobuf import json_format
 from truc.v1 import game_service_pb2_grpc
 
 from tests.observability.scrape import Samples, json_lines
-from tests.service.conftest import auth, create_fixed_game, new_players, play_action, wait_until
+from tests.service.conftest import (
+    SECRET,
+    Replica,
+    create_fixed_game,
+    new_players,
+    play_action,
+    redis_server,  # noqa: F401
+    wait_until,
+)
+from truc_game.auth import issue_token
+from truc_game.redis_server import RedisServer
 
 from .conftest import Gateway, RestStack, call, sse
 
@@ -39,10 +52,6 @@ def observed(rest_stack: RestStack) -> Iterator[Gateway]:
         gateway.stop()
 
 
-def _token(metadata: tuple[tuple[str, str], ...]) -> str:
-    return metadata[0][1].removeprefix("Bearer ")
-
-
 def test_requests_streams_and_upstream_calls_are_counted_and_logged(
     rest_stack: RestStack, observed: Gateway
 ) -> None:
@@ -50,8 +59,8 @@ def test_requests_streams_and_upstream_calls_are_counted_and_logged(
     players = new_players()
     with grpc.insecure_channel(rest_stack.services.game.address) as channel:
         game = create_fixed_game(game_service_pb2_grpc.GameServiceStub(channel), players).name
-    token = _token(auth(players[0]))
-    watcher = _token(auth(players[1]))
+    token = issue_token(SECRET, players[0], ttl_seconds=3600)
+    watcher = issue_token(SECRET, players[1], ttl_seconds=3600)
     request_id = uuid.uuid4().hex
     url = observed.url
 
@@ -65,9 +74,7 @@ def test_requests_streams_and_upstream_calls_are_counted_and_logged(
             assert (await call(session, "DELETE", f"{url}/v1/{game}", token=token)).status == 405
             action = json_format.MessageToDict(play_action("5Sw"))
             body = {"action": action, "etag": "0", "requestId": request_id}
-            played = await call(
-                session, "POST", f"{url}/v1/{game}:submitAction", body, token=token
-            )
+            played = await call(session, "POST", f"{url}/v1/{game}:submitAction", body, token=token)
             assert played.status in (200, 400, 409), played.body
             tagged = await call(
                 session, "GET", f"{url}/v1/{game}", token=token, headers={"X-Request-Id": "tag-7"}
@@ -133,3 +140,81 @@ def test_requests_streams_and_upstream_calls_are_counted_and_logged(
     assert {line["status"] for line in unknown} == {404, 405}
     assert not [line for line in unknown if "method" in line]  # no stale context
     assert any(line["message"].startswith("metrics on http://") for line in lines)
+
+
+# ------------------------------------------------------------------ tracing
+
+TRACED = {"TRUC_TRACING": "1", "OTEL_TRACES_EXPORTER": "console", "OTEL_BSP_SCHEDULE_DELAY": "50"}
+
+
+def test_tracing_is_off_and_not_imported_by_default() -> None:
+    code = (
+        "import sys, truc_gateway.server\n"
+        "from truc_telemetry import tracing\n"
+        "assert tracing.tracer is None\n"
+        "loaded = [m for m in sys.modules if m.startswith('opentelemetry')]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def traced(rest_stack: RestStack, redis_server: RedisServer) -> Iterator[tuple[Replica, Gateway]]:  # noqa: F811
+    game = Replica(redis_server.url, **TRACED)
+    try:
+        gateway = Gateway(game.address, rest_stack.services.lobbies[0].address, **TRACED)
+    except BaseException:
+        game.stop()
+        raise
+    try:
+        yield game, gateway
+    finally:
+        gateway.stop()
+        game.stop()
+
+
+def _spans(log: str, trace_id: str) -> list[dict[str, Any]]:
+    return [
+        line
+        for line in json_lines(log)
+        if line.get("context", {}).get("trace_id") == "0x" + trace_id
+    ]
+
+
+def test_a_request_is_a_span_whose_forwarded_call_continues_in_the_service(
+    traced: tuple[Replica, Gateway],
+) -> None:
+    game_service, gateway = traced
+    players = new_players()
+    with grpc.insecure_channel(game_service.address) as channel:
+        game = create_fixed_game(game_service_pb2_grpc.GameServiceStub(channel), players).name
+    trace_id, caller = uuid.uuid4().hex, uuid.uuid4().hex[:16]
+    token = issue_token(SECRET, players[0], ttl_seconds=3600)
+
+    async def get() -> int:
+        async with aiohttp.ClientSession() as session:
+            headers = {"traceparent": f"00-{trace_id}-{caller}-01"}
+            reply = await call(
+                session, "GET", f"{gateway.url}/v1/{game}", token=token, headers=headers
+            )
+            return reply.status
+
+    assert asyncio.run(get()) == 200
+    wait_until(lambda: len(_spans(gateway.log(), trace_id)) >= 2, timeout=10, what="gateway spans")
+    wait_until(lambda: bool(_spans(game_service.log(), trace_id)), timeout=10, what="spans")
+    spans = {span["kind"]: span for span in _spans(gateway.log(), trace_id)}
+    server, client = spans["SpanKind.SERVER"], spans["SpanKind.CLIENT"]
+    assert server["name"] == "GET GetGame"
+    assert server["parent_id"] == "0x" + caller
+    assert server["attributes"]["http.route"] == "GetGame"
+    assert server["attributes"]["http.response.status_code"] == 200
+    assert server["resource"]["attributes"]["service.name"] == "truc-gateway"
+    assert client["name"] == "truc.v1.GameService/GetGame"
+    assert client["parent_id"] == server["context"]["span_id"]
+    assert client["attributes"]["rpc.grpc.status_code"] == 0
+    (handled,) = [
+        span
+        for span in _spans(game_service.log(), trace_id)
+        if span["name"] == "truc.v1.GameService/GetGame"
+    ]
+    assert handled["parent_id"] == client["context"]["span_id"]  # the traceparent metadata
