@@ -31,6 +31,7 @@ from tests.service.conftest import (
 )
 from truc_game.auth import issue_token
 from truc_game.redis_server import RedisServer
+from truc_gateway.config import ConfigError, Settings
 
 from .conftest import Gateway, RestStack, call, sse
 
@@ -218,3 +219,15 @@ def test_a_request_is_a_span_whose_forwarded_call_continues_in_the_service(
         if span["name"] == "truc.v1.GameService/GetGame"
     ]
     assert handled["parent_id"] == client["context"]["span_id"]  # the traceparent metadata
+
+
+def test_settings_default_to_json_logs_metrics_on_9466_and_no_tracing() -> None:
+    settings = Settings.from_env({})
+    assert (settings.log_format, settings.metrics_port, settings.tracing) == ("json", 9466, False)
+    chosen = Settings.from_env(
+        {"TRUC_LOG_FORMAT": "TEXT", "TRUC_METRICS_PORT": "-1", "TRUC_TRACING": "1"}
+    )
+    assert (chosen.log_format, chosen.metrics_port, chosen.tracing) == ("text", -1, True)
+    for wrong in ({"TRUC_LOG_FORMAT": "xml"}, {"TRUC_METRICS_PORT": "-2"}):
+        with pytest.raises(ConfigError):
+            Settings.from_env(wrong)
