@@ -1,7 +1,8 @@
 """The layering rules, checked on the source: the rules engine is pure, and the
-two services, the REST gateway and what the services share to be observed
+two services, the REST gateway and what they share to be observed
 (truc_telemetry) never import each other (the services talk only through
-gRPC; the gateway knows only the protocol, truc.v1; telemetry neither service)."""
+gRPC; the gateway knows only the protocol, truc.v1, and truc_telemetry;
+telemetry none of them)."""
 
 from __future__ import annotations
 
@@ -79,6 +80,8 @@ def test_the_rules_engine_uses_no_global_randomness() -> None:
         (CLIENT, "truc_gateway"),
         (TELEMETRY, "truc_game"),
         (TELEMETRY, "truc_lobby"),
+        (TELEMETRY, "truc_gateway"),
+        (TELEMETRY, "truc_client"),
         (RULES, "truc_telemetry"),
     ],
 )

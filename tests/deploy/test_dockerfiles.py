@@ -30,13 +30,13 @@ class Image:
     env_prefix: str
     port: int
     metrics_port: int | None
-    """TRUC_METRICS_PORT; None: the process serves no metrics (the gateway)."""
+    """TRUC_METRICS_PORT; None: the process serves no metrics."""
 
 
 IMAGES = (
     Image("game", "truc_game", "TRUC_GAME", 50051, 9464),
     Image("lobby", "truc_lobby", "TRUC_LOBBY", 50052, 9465),
-    Image("gateway", "truc_gateway", "TRUC_GATEWAY", 8080, None),
+    Image("gateway", "truc_gateway", "TRUC_GATEWAY", 8080, 9466),
 )
 
 

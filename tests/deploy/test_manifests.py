@@ -19,11 +19,11 @@ from truc_lobby.server import LIVENESS as LOBBY_LIVENESS
 ROOT = Path(__file__).resolve().parents[2]
 OVERLAYS = ("overlays/dev", "overlays/prod")
 GRPC_PORTS = {"truc-game": 50051, "truc-lobby": 50052, "truc-bots": 50052}
-METRICS_PORTS = {"truc-game": 9464, "truc-lobby": 9465, "truc-bots": 9465}
+METRICS_PORTS = {"truc-game": 9464, "truc-lobby": 9465, "truc-bots": 9465, "truc-gateway": 9466}
 LIVENESS = {"truc-game": GAME_LIVENESS, "truc-lobby": LOBBY_LIVENESS, "truc-bots": LOBBY_LIVENESS}
 """The gRPC health service name each liveness probe asks (the servers' constant)."""
 HTTP_PORTS = {"truc-gateway": 8080}
-"""Pods probed over HTTP (``/healthz``): the gateway, which has no gRPC and no metrics."""
+"""Pods probed over HTTP (``/healthz``): the gateway, which has no gRPC."""
 CONFIG_OF = {
     "truc-game": ROOT / "services/game/src/truc_game/config.py",
     "truc-lobby": ROOT / "services/lobby/src/truc_lobby/config.py",
@@ -119,10 +119,22 @@ def test_every_grpc_pod_probes_readiness_and_liveness_on_its_grpc_port(
         prefix = "TRUC_GAME" if name == "truc-game" else "TRUC_LOBBY"
         assert env[f"{prefix}_PORT"] == str(grpc_port)
         assert env[f"{prefix}_HOST"] == "0.0.0.0"
-        assert env["TRUC_METRICS_PORT"] == str(METRICS_PORTS[name])
+
+
+def test_every_pod_declares_its_metrics_port_and_prometheus_annotations(
+    rendered: list[Manifest],
+) -> None:
+    deployments = of_kind(rendered, "Deployment")
+    assert set(deployments) == set(METRICS_PORTS)
+    for name, port in METRICS_PORTS.items():
+        deployment = deployments[name]
+        ports = {p["name"]: p["containerPort"] for p in container(deployment)["ports"]}
+        assert ports["metrics"] == port, name
+        assert environment(rendered, deployment)["TRUC_METRICS_PORT"] == str(port), name
         annotations = deployment["spec"]["template"]["metadata"]["annotations"]
-        assert annotations["prometheus.io/scrape"] == "true"
-        assert annotations["prometheus.io/port"] == str(METRICS_PORTS[name])
+        assert annotations["prometheus.io/scrape"] == "true", name
+        assert annotations["prometheus.io/port"] == str(port), name
+        assert annotations["prometheus.io/path"] == "/metrics", name
 
 
 def test_the_gateway_is_probed_over_http_and_forwards_to_the_services(
@@ -132,7 +144,7 @@ def test_the_gateway_is_probed_over_http_and_forwards_to_the_services(
         deployment = of_kind(rendered, "Deployment")[name]
         spec = container(deployment)
         ports = {p["name"]: p["containerPort"] for p in spec["ports"]}
-        assert ports == {"http": port}, name  # no metrics: the gateway serves none
+        assert ports == {"http": port, "metrics": METRICS_PORTS[name]}, name
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             check = spec[probe]
             assert "grpc" not in check and "tcpSocket" not in check, (name, probe)
@@ -142,10 +154,6 @@ def test_the_gateway_is_probed_over_http_and_forwards_to_the_services(
         env = environment(rendered, deployment)
         assert env["TRUC_GATEWAY_HOST"] == "0.0.0.0"
         assert env["TRUC_GATEWAY_PORT"] == str(port)
-        assert "TRUC_METRICS_PORT" not in env
-        assert "prometheus.io/scrape" not in deployment["spec"]["template"]["metadata"].get(
-            "annotations", {}
-        )
         assert {"TRUC_GAME_ADDRESS", "TRUC_LOBBY_ADDRESS"} <= set(env)  # see the next test
 
 

@@ -27,14 +27,33 @@ from prometheus_client import Gauge, Histogram
 
 from . import tracing
 
-__all__ = ["REDIS_SECONDS", "RPC_SECONDS", "WATCH_STREAMS", "serve", "timed"]
+__all__ = ["LATENCY_BUCKETS", "REDIS_SECONDS", "RPC_SECONDS", "WATCH_STREAMS", "serve", "timed"]
+
+LATENCY_BUCKETS = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2.5,
+    5,
+    10,
+    60,
+)
+"""Histogram buckets (seconds) of calls and requests: RPCs here, the gateway's HTTP too."""
 
 RPC_SECONDS = Histogram(
     "truc_rpc_duration_seconds",
     "RPCs handled, by service, method and status code, and how long they took "
     "(server-streaming RPCs: how long they stayed open).",
     ["service", "method", "code"],
-    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60),
+    buckets=LATENCY_BUCKETS,
 )
 WATCH_STREAMS = Gauge(
     "truc_watch_streams",

@@ -10,8 +10,12 @@ over gRPC; ``console``, one JSON span per line on stdout; ``none``),
 
 Each RPC is a SERVER span (its parent comes from the caller's ``traceparent``
 metadata, W3C trace context); each store call made while serving it is a
-CLIENT span below it. While off, :mod:`opentelemetry` is not even imported:
-:func:`rpc_span` and :func:`store_span` are never called (:data:`tracer` is None).
+CLIENT span below it. The REST gateway makes each HTTP request a SERVER span
+(:func:`http_span`, its parent from the request's ``traceparent`` header) and
+each call it forwards a CLIENT span below it (:func:`call_span`) whose context
+goes to the service as ``traceparent`` metadata (:func:`outgoing`). While off,
+:mod:`opentelemetry` is not even imported: none of these is called
+(:data:`tracer` is None).
 """
 
 from __future__ import annotations
@@ -26,7 +30,19 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Span, Tracer
 
-__all__ = ["configure", "end_rpc", "rpc_span", "shutdown", "store_span", "tracer", "wanted"]
+__all__ = [
+    "call_span",
+    "configure",
+    "end_http",
+    "end_rpc",
+    "http_span",
+    "outgoing",
+    "rpc_span",
+    "shutdown",
+    "store_span",
+    "tracer",
+    "wanted",
+]
 
 tracer: Tracer | None = None
 """The tracer while tracing is on; None while it is off."""
@@ -127,3 +143,52 @@ def store_span(op: str) -> AbstractContextManager[Any]:
         kind=SpanKind.CLIENT,
         attributes={"db.system": "redis", "db.operation.name": op},
     )
+
+
+def http_span(http_method: str, headers: Mapping[str, str]) -> AbstractContextManager[Span]:
+    """The SERVER span of one HTTP request to the gateway, current while it is
+    served (named once its route is known: :func:`end_http`)."""
+    from opentelemetry import propagate  # noqa: PLC0415 - cached after the first call
+    from opentelemetry.trace import SpanKind  # noqa: PLC0415
+
+    assert tracer is not None
+    return tracer.start_as_current_span(
+        http_method,
+        context=propagate.extract(headers),
+        kind=SpanKind.SERVER,
+        attributes={"http.request.method": http_method},
+    )
+
+
+def end_http(span: Span, http_method: str, route: str, status: int) -> None:
+    """Name a request's span after its route (a bounded name: the RPC's, never
+    the raw path) and record its HTTP status (5xx: an error)."""
+    from opentelemetry.trace import Status, StatusCode  # noqa: PLC0415
+
+    span.update_name(f"{http_method} {route}")
+    span.set_attribute("http.route", route)
+    span.set_attribute("http.response.status_code", status)
+    if status >= 500:
+        span.set_status(Status(StatusCode.ERROR, str(status)))
+
+
+def call_span(service: str, method: str) -> AbstractContextManager[Span]:
+    """The CLIENT span of one outgoing RPC (tracing must be on): pass
+    :func:`outgoing` to the call as metadata while it is current."""
+    from opentelemetry.trace import SpanKind  # noqa: PLC0415
+
+    assert tracer is not None
+    return tracer.start_as_current_span(
+        f"{service}/{method}",
+        kind=SpanKind.CLIENT,
+        attributes={"rpc.system": "grpc", "rpc.service": service, "rpc.method": method},
+    )
+
+
+def outgoing() -> tuple[tuple[str, str], ...]:
+    """The current span's context as gRPC metadata (``traceparent``, W3C)."""
+    from opentelemetry import propagate  # noqa: PLC0415
+
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return tuple(carrier.items())

@@ -11,7 +11,10 @@
 | ``TRUC_GATEWAY_CALL_TIMEOUT_MS`` | ``10000`` | deadline of each unary call to a service |
 | ``TRUC_GATEWAY_HEARTBEAT_MS`` | ``15000`` | an SSE comment line after this long without an event |
 | ``TRUC_GATEWAY_GRACE_SECONDS`` | ``5`` | on SIGTERM, how long in-flight requests may finish |
-| ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level |
+| ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level (``DEBUG``: a ``request`` line per request) |
+| ``TRUC_LOG_FORMAT`` | ``json`` | ``json`` (an object per line) or ``text`` |
+| ``TRUC_METRICS_PORT`` | ``9466`` | ``/metrics`` on ``TRUC_GATEWAY_HOST`` (0: off; -1: any) |
+| ``TRUC_TRACING`` | ``0`` | ``1``: OpenTelemetry tracing (:mod:`truc_telemetry.tracing`) |
 
 No other module reads the environment. The gateway holds no secret: it passes
 the ``Authorization`` header on and the services check it.
@@ -22,6 +25,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from truc_telemetry import logs, tracing
 
 __all__ = ["ConfigError", "Settings"]
 
@@ -42,6 +47,9 @@ class Settings:
     heartbeat_ms: int = 15_000
     grace_seconds: float = 5.0
     log_level: str = "INFO"
+    log_format: str = "json"
+    metrics_port: int = 9466
+    tracing: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -51,6 +59,9 @@ class Settings:
             for o in env.get("TRUC_GATEWAY_CORS_ORIGINS", "").split(",")
             if o.strip()
         )
+        log_format = env.get("TRUC_LOG_FORMAT", "json").strip().lower()
+        if log_format not in logs.FORMATS:
+            raise ConfigError(f"TRUC_LOG_FORMAT must be one of {', '.join(logs.FORMATS)}")
         return cls(
             host=env.get("TRUC_GATEWAY_HOST", "127.0.0.1"),
             port=_bounded(env, "TRUC_GATEWAY_PORT", 8080, 0, 65535),
@@ -62,6 +73,9 @@ class Settings:
             heartbeat_ms=_bounded(env, "TRUC_GATEWAY_HEARTBEAT_MS", 15_000, 10, 600_000),
             grace_seconds=float(_bounded(env, "TRUC_GATEWAY_GRACE_SECONDS", 5, 0, 600)),
             log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
+            log_format=log_format,
+            metrics_port=_bounded(env, "TRUC_METRICS_PORT", 9466, -1, 65535),
+            tracing=tracing.wanted(env),
         )
 
 

@@ -9,6 +9,17 @@ body (at most ``TRUC_GATEWAY_MAX_BODY_BYTES``: 413 BODY_TOO_LARGE; JSON only:
 (google.rpc.Status JSON) or an SSE stream. ``GET /openapi.json`` serves the
 OpenAPI document and ``GET /healthz`` the gateway's own liveness.
 
+Observed through :mod:`truc_telemetry`, as the services are: the series of
+:mod:`truc_gateway.metrics` on ``TRUC_METRICS_PORT``; log lines (JSON unless
+``TRUC_LOG_FORMAT=text``) carrying the request's context — ``request_id`` (the
+``X-Request-Id`` header, else the request's ``request_id`` field: SubmitAction's
+idempotency key), ``method`` (the RPC), ``game`` or ``ticket`` — with one
+``request`` line per request at DEBUG (``route``, ``http_method``, ``path``,
+``status``, ``ms``) and a warning for each 5xx. Neither tokens, query strings
+nor bodies are logged. With tracing on, each request is a SERVER span and the
+call it forwards a CLIENT span below it, whose ``traceparent`` goes to the
+service as metadata.
+
 Configured from the environment (:mod:`truc_gateway.config`). On SIGTERM or
 SIGINT: SSE streams end (clients reconnect and resume), in-flight requests get
 ``TRUC_GATEWAY_GRACE_SECONDS``, then the channels close.
@@ -20,21 +31,37 @@ import asyncio
 import logging
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import grpc
 import uvloop
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
+from google.protobuf.message import Message
+
+from truc_telemetry import logs, tracing
+from truc_telemetry import metrics as telemetry
 
 from .config import ConfigError, Settings
 from .cors import CorsPolicy
 from .errors import GatewayError, error_response, rpc_error_status
+from .metrics import (
+    HTTP_SECONDS,
+    SSE_STREAMS,
+    UNKNOWN_ROUTE,
+    UPSTREAM_SECONDS,
+    Children,
+    method_label,
+)
 from .openapi import served_document
 from .routes import Route, most_specific, route_table
-from .sse import relay_stream
+from .sse import StreamEnd, relay_stream
 from .transcode import build_request, message_json
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 __all__ = ["Gateway", "main"]
 
@@ -42,6 +69,24 @@ log = logging.getLogger("truc.gateway")
 
 _JSON_TYPES: Final = ("application/json",)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Metadata = tuple[tuple[str, str], ...]
+_BUILTIN_ROUTES: Final = {"/openapi.json": "openapi", "/healthz": "healthz"}
+_MAX_REQUEST_ID: Final = 128
+"""Longest X-Request-Id kept (the rest is cut off)."""
+
+
+class Exchange:
+    """One request as the metrics and the log see it, filled in while it is served."""
+
+    __slots__ = ("route", "start", "status")
+
+    def __init__(self) -> None:
+        self.route = UNKNOWN_ROUTE
+        """The ``route`` label: the RPC's name once a route serves the request."""
+        self.start = time.perf_counter()
+        self.status = 499
+        """The HTTP status; 499 (nginx's "client closed request") until an answer is
+        made, and kept if the client goes away first, unless a stream had started (200)."""
 
 
 class Gateway:
@@ -53,6 +98,8 @@ class Gateway:
         self.cors = CorsPolicy(settings.cors_origins)
         self.stopping = asyncio.Event()
         self.open_streams = 0
+        self._http = Children(HTTP_SECONDS)
+        self._upstream = Children(UPSTREAM_SECONDS)
         self._openapi = served_document()
         addresses = {
             "truc.v1.GameService": settings.game_address,
@@ -98,10 +145,11 @@ class Gateway:
 
     # ------------------------------------------------------------------ dispatch
 
-    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+    async def dispatch(self, request: web.Request, exchange: Exchange) -> web.StreamResponse:
         raw_path = request.rel_url.raw_path
         builtin = self._builtin(raw_path)
         if builtin is not None:
+            exchange.route = _BUILTIN_ROUTES[raw_path]
             return await self._builtin_answer(request, builtin)
         matched = most_specific(self.routes, raw_path)
         if not matched:
@@ -113,36 +161,91 @@ class Gateway:
             )
         methods = sorted({route.http_method for route, _ in matched})
         if request.method == "OPTIONS":
+            exchange.route = "preflight"
             return self._preflight(request, methods)
         found = next(((r, v) for r, v in matched if r.http_method == request.method), None)
         if found is None:
             raise _method_not_allowed(request.method, methods)
         route, variables = found
+        exchange.route = route.method.name
+        logs.bind(method=route.method.name)
+        _bind_resource(variables)
         body = await self._body(request, route)
         metadata = self._metadata(request, route)
         message = build_request(
             route, variables, request.query.items(), body, request.headers.get("Last-Event-ID")
         )
-        if route.streaming:
-            call = self._streams[route.grpc_path](message, metadata=metadata)
-            self.open_streams += 1
-            try:
-                return await relay_stream(
-                    request,
-                    route,
-                    call,
-                    heartbeat=self.settings.heartbeat_ms / 1000,
-                    stopping=self.stopping,
-                )
-            finally:
-                self.open_streams -= 1
+        if "X-Request-Id" not in request.headers:
+            request_id = getattr(message, "request_id", None)
+            if request_id:
+                logs.bind(request_id=request_id)
+        if tracing.tracer is None:
+            return await self._forward(request, exchange, route, message, metadata, span=None)
+        with tracing.call_span(route.service, route.method.name) as span:
+            traced = (*metadata, *tracing.outgoing())
+            return await self._forward(request, exchange, route, message, traced, span=span)
+
+    async def _forward(
+        self,
+        request: web.Request,
+        exchange: Exchange,
+        route: Route,
+        message: Message,
+        metadata: Metadata,
+        *,
+        span: Span | None,
+    ) -> web.StreamResponse:
+        """Call the service; its answer, error or stream as HTTP."""
+        start = time.perf_counter()
+        code = grpc.StatusCode.CANCELLED  # unless the call ends before the client leaves
         try:
-            response = await self._unary[route.grpc_path](
-                message, metadata=metadata, timeout=self.settings.call_timeout_ms / 1000
+            if route.streaming:
+                end = StreamEnd()
+                try:
+                    return await self._relay(request, route, message, metadata, end)
+                finally:
+                    code = end.code
+                    if end.started:  # a client leaving ends a stream: still a 200
+                        exchange.status = 200
+            try:
+                response = await self._unary[route.grpc_path](
+                    message, metadata=metadata, timeout=self.settings.call_timeout_ms / 1000
+                )
+            except grpc.aio.AioRpcError as error:
+                code = error.code()
+                return error_response(rpc_error_status(error))
+            code = grpc.StatusCode.OK
+            return web.Response(text=message_json(response), content_type="application/json")
+        finally:
+            labels = (route.service, route.method.name, code.name)
+            self._upstream.observe(labels, time.perf_counter() - start)
+            if span is not None:
+                tracing.end_rpc(span, code.name, code.value[0])
+
+    async def _relay(
+        self,
+        request: web.Request,
+        route: Route,
+        message: Message,
+        metadata: Metadata,
+        end: StreamEnd,
+    ) -> web.StreamResponse:
+        call = self._streams[route.grpc_path](message, metadata=metadata)
+        gauge = SSE_STREAMS.labels(route.method.name)
+        self.open_streams += 1
+        gauge.inc()
+        try:
+            return await relay_stream(
+                request,
+                route,
+                call,
+                heartbeat=self.settings.heartbeat_ms / 1000,
+                stopping=self.stopping,
+                end=end,
             )
-        except grpc.aio.AioRpcError as error:
-            return error_response(rpc_error_status(error))
-        return web.Response(text=message_json(response), content_type="application/json")
+        finally:
+            self.open_streams -= 1
+            gauge.dec()
 
     def _builtin(self, raw_path: str) -> Handler | None:
         return {"/openapi.json": self._openapi_json, "/healthz": self._health}.get(raw_path)
@@ -199,7 +302,7 @@ class Gateway:
             )
         return body
 
-    def _metadata(self, request: web.Request, route: Route) -> tuple[tuple[str, str], ...]:
+    def _metadata(self, request: web.Request, route: Route) -> Metadata:
         authorization = request.headers.get("Authorization")
         token = request.query.get("access_token")
         if token is not None and not route.streaming:
@@ -228,8 +331,55 @@ class Gateway:
     @web.middleware
     async def _serve(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         del handler  # aiohttp's router is not used: see application()
+        exchange = Exchange()
+        # Requests of one keep-alive connection share a task: set every field afresh.
+        request_id = request.headers.get("X-Request-Id")
+        logs.bind(
+            request_id=request_id[:_MAX_REQUEST_ID] if request_id else None,
+            method=None,
+            game=None,
+            ticket=None,
+        )
         try:
-            return await self.dispatch(request)
+            if tracing.tracer is None:
+                response = await self._answer(request, exchange)
+            else:
+                response = await self._traced(request, exchange)
+            exchange.status = response.status
+            return response
+        finally:
+            self._done(request, exchange)
+
+    async def _traced(self, request: web.Request, exchange: Exchange) -> web.StreamResponse:
+        with tracing.http_span(request.method, request.headers) as span:
+            try:
+                response = await self._answer(request, exchange)
+                exchange.status = response.status
+                return response
+            finally:
+                tracing.end_http(span, request.method, exchange.route, exchange.status)
+
+    def _done(self, request: web.Request, exchange: Exchange) -> None:
+        status = exchange.status
+        seconds = time.perf_counter() - exchange.start
+        method = method_label(request.method)
+        self._http.observe((exchange.route, method, str(status)), seconds)
+        if status >= 500 or log.isEnabledFor(logging.DEBUG):
+            fields = {
+                "route": exchange.route,
+                "http_method": method,
+                "path": request.path,  # never the query string: it may hold access_token
+                "status": status,
+                "ms": round(seconds * 1000, 3),
+            }
+            if status >= 500:
+                log.warning("request failed", extra=fields)
+            else:
+                log.debug("request", extra=fields)
+
+    async def _answer(self, request: web.Request, exchange: Exchange) -> web.StreamResponse:
+        try:
+            return await self.dispatch(request, exchange)
         except GatewayError as error:
             return error.response()
         except (asyncio.CancelledError, ConnectionError):
@@ -242,6 +392,15 @@ class Gateway:
 
     async def _decorate(self, request: web.Request, response: web.StreamResponse) -> None:
         self.cors.decorate(request, response)
+
+
+def _bind_resource(variables: dict[str, str]) -> None:
+    """Bind the game or ticket a route's ``name`` names to the log context."""
+    kind, _, ident = variables.get("name", "").partition("/")
+    if kind == "games":
+        logs.bind(game=ident)
+    elif kind == "tickets":
+        logs.bind(ticket=ident)
 
 
 def _method_not_allowed(method: str, methods: list[str]) -> GatewayError:
@@ -270,6 +429,9 @@ async def serve(settings: Settings) -> None:
     site = web.TCPSite(
         runner, settings.host, settings.port, shutdown_timeout=settings.grace_seconds
     )
+    stop_metrics = None
+    if settings.metrics_port != 0:  # logged before "listening": tests read it so
+        stop_metrics = telemetry.serve(settings.host, settings.metrics_port, log)
     await site.start()
     port = next(a[1] for a in runner.addresses if isinstance(a, tuple))
     log.info(
@@ -288,6 +450,9 @@ async def serve(settings: Settings) -> None:
     gateway.stopping.set()
     await runner.cleanup()
     await gateway.close()
+    if stop_metrics is not None:
+        stop_metrics()
+    tracing.shutdown()
 
 
 class _ClientMistakes(logging.Filter):
@@ -297,7 +462,8 @@ class _ClientMistakes(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if isinstance(error, HttpProcessingError):
-            log.debug("malformed HTTP request: %s", error)
+            # Its kind only: aiohttp's message may quote the request's bytes (a token).
+            log.debug("malformed HTTP request (%s)", type(error).__name__)
             return False
         return True
 
@@ -308,9 +474,10 @@ def main() -> int:
     except ConfigError as error:
         print(f"truc-gateway: {error}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    logs.configure(settings.log_level, settings.log_format)
     logging.getLogger("aiohttp.server").addFilter(_ClientMistakes())
+    if settings.tracing:
+        tracing.configure("truc-gateway")
+        log.info("tracing on")
     uvloop.run(serve(settings))
     return 0

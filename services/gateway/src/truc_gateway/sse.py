@@ -13,12 +13,17 @@ are ordinary JSON error responses: the gateway waits up to
 :data:`PRELUDE_SECONDS` for the stream's first message, its end or its error
 before it commits to ``200``. The client going away (or the gateway stopping)
 cancels the gRPC call.
+
+Every event sent counts in ``truc_gateway_sse_events_total{route,event}``, and
+:class:`StreamEnd` tells the caller the status code the gRPC stream ended with
+(for ``truc_gateway_upstream_duration_seconds`` and the call's span).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import Any, Final
 
 import grpc
@@ -26,10 +31,11 @@ from aiohttp import web
 from google.protobuf.message import Message
 
 from .errors import error_response, rpc_error_status, status_json
+from .metrics import SSE_EVENTS
 from .routes import Route
 from .transcode import message_json
 
-__all__ = ["PRELUDE_SECONDS", "event_bytes", "relay_stream"]
+__all__ = ["PRELUDE_SECONDS", "StreamEnd", "event_bytes", "relay_stream"]
 
 PRELUDE_SECONDS: Final = 1.0
 """How long a stream may stay silent before the gateway answers 200 without its
@@ -42,6 +48,30 @@ SSE_HEADERS: Final = {
 }
 
 log = logging.getLogger("truc.gateway.sse")
+
+
+@dataclass(slots=True)
+class StreamEnd:
+    """How the relayed gRPC stream ended: ``OK`` (it ended), the code of its error,
+    or ``CANCELLED`` (the client went away or the gateway stopped)."""
+
+    code: grpc.StatusCode = grpc.StatusCode.CANCELLED
+    started: bool = False
+    """Whether the 200 and the SSE headers were sent."""
+
+
+class _Counted:
+    """The event counters of one route."""
+
+    __slots__ = ("end", "error", "message")
+
+    def __init__(self, route: str) -> None:
+        self.message = SSE_EVENTS.labels(route, "message")
+        self.end = SSE_EVENTS.labels(route, "end")
+        self.error = SSE_EVENTS.labels(route, "error")
+
+
+_COUNTED: dict[str, _Counted] = {}
 
 
 def event_bytes(route: Route, message: Message) -> bytes:
@@ -61,9 +91,14 @@ async def relay_stream(
     *,
     heartbeat: float,
     stopping: asyncio.Event,
+    end: StreamEnd,
 ) -> web.StreamResponse:
     """Relay ``call`` to ``request`` as SSE until it ends, the client leaves or the
-    gateway stops; the call is cancelled on the way out whatever happens."""
+    gateway stops; the call is cancelled on the way out whatever happens, and
+    ``end`` says how it ended."""
+    counted = _COUNTED.get(route.method.name)
+    if counted is None:
+        counted = _COUNTED[route.method.name] = _Counted(route.method.name)
     pending: asyncio.Future[Any] = asyncio.ensure_future(call.read())
     stop = asyncio.ensure_future(stopping.wait())
     try:
@@ -71,9 +106,11 @@ async def relay_stream(
         if pending.done() and not pending.cancelled():
             error = pending.exception()
             if isinstance(error, grpc.aio.AioRpcError):
+                end.code = error.code()
                 return error_response(rpc_error_status(error))
         response = web.StreamResponse(headers=SSE_HEADERS)
         await response.prepare(request)
+        end.started = True
         while True:
             done, _ = await asyncio.wait(
                 {pending, stop}, timeout=heartbeat, return_when="FIRST_COMPLETED"
@@ -86,13 +123,18 @@ async def relay_stream(
             try:
                 item = pending.result()
             except grpc.aio.AioRpcError as error:
+                end.code = error.code()
                 body = status_json(rpc_error_status(error))
                 await response.write(f"event: error\ndata: {body}\n\n".encode())
+                counted.error.inc()
                 break
             if item is grpc.aio.EOF:  # type: ignore[attr-defined]
+                end.code = grpc.StatusCode.OK
                 await response.write(b"event: end\ndata: {}\n\n")
+                counted.end.inc()
                 break
             await response.write(event_bytes(route, item))
+            counted.message.inc()
             pending = asyncio.ensure_future(call.read())
         await response.write_eof()
         return response
