@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from truc.v1 import cards_pb2, game_pb2
+from truc.v1 import cards_pb2, game_pb2, game_service_pb2
 
 from truc_game.errors import InvalidArgument
 from truc_game.rules.actions import (
@@ -93,6 +93,7 @@ __all__ = [
     "seat_view_from_public",
     "team_to_proto",
     "view_to_proto",
+    "watch_events_bytes",
 ]
 
 _E = TypeVar("_E", bound=Enum)
@@ -652,6 +653,21 @@ def minimal_view_to_proto(view: GameView, *, name: str, etag: str) -> game_pb2.G
 
 def events_to_proto(events: Sequence[Event], version: int) -> list[game_pb2.Event]:
     return [event_to_proto(e, version) for e in events]
+
+
+def watch_events_bytes(events: Sequence[Event], version: int) -> bytes:
+    """``events`` of ``version`` as the serialized ``events`` field of a
+    WatchGameResponse (merge it in with ``MergeFromString``). Each event is
+    converted once for all the watchers of its version who may see it."""
+    return b"".join([_watch_event_bytes(event, version) for event in events])
+
+
+@functools.lru_cache(maxsize=4096)
+def _watch_event_bytes(event: Event, version: int) -> bytes:
+    # A pure function of equal (frozen) values: the cache can only hand the
+    # bytes of an event to a watcher that was given that very event.
+    response = game_service_pb2.WatchGameResponse(events=[event_to_proto(event, version)])
+    return response.SerializeToString()
 
 
 def view_to_proto(

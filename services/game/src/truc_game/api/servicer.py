@@ -31,6 +31,7 @@ from .convert import (
     options_from_proto,
     seat_view_from_public,
     view_to_proto,
+    watch_events_bytes,
 )
 from .errors import to_status
 from .fanout import PublicViews
@@ -236,7 +237,7 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
                 else:
                     seat_view_from_public(response.game, self._public.of(seat_view), view)
                 if view.events:
-                    response.events.extend(events_to_proto(view.events, seat_view.version))
+                    response.MergeFromString(watch_events_bytes(view.events, seat_view.version))
                 yield response
         except Exception as exc:
             await self._abort(context, exc, "WatchGame")
