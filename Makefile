@@ -75,6 +75,7 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/service_bench.py
+	$(BIN)/python benchmarks/watch_bench.py
 	$(BIN)/python benchmarks/matchmaking_bench.py
 	$(BIN)/python benchmarks/lobby_bench.py
 	$(BIN)/python benchmarks/rest_bench.py

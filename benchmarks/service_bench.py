@@ -29,9 +29,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 import uvloop
@@ -55,6 +56,7 @@ from truc_game.rules import (
 HERE = Path(__file__).resolve().parent
 DEALS_PER_GAME = 2
 _PORT = re.compile(r"listening on [^:]+:(\d+)")
+_K = TypeVar("_K", bound=Hashable)
 
 
 @dataclass(slots=True)
@@ -78,6 +80,7 @@ def make_script(index: int, rng: random.Random, players: list[str]) -> Script:
         game_id=name.split("/")[1],
         players=players,
         dealer=dealer,
+        turn_seconds=3600,  # no turn deadline acts for a game waiting for its run
         fixed_deals=[
             game_pb2.Deal(hands=[game_pb2.Hand(cards=[card_to_proto(c) for c in h]) for h in d])
             for d in deals
@@ -108,6 +111,37 @@ def make_script(index: int, rng: random.Random, players: list[str]) -> Script:
     return Script(create, steps, int(statistics.mean(sizes)))
 
 
+def script_batches(
+    budgets: Iterable[tuple[_K, float]], rng: random.Random, players: list[str]
+) -> dict[_K, list[Script]]:
+    """Fresh scripted games for each key: at least ``budget`` actions (game ids all distinct)."""
+    batches: dict[_K, list[Script]] = {}
+    made = 0
+    for key, budget in budgets:
+        batch: list[Script] = []
+        steps = 0
+        while steps < budget:
+            script = make_script(made, rng, players)
+            made += 1
+            batch.append(script)
+            steps += len(script.steps)
+        batches[key] = batch
+    return batches
+
+
+Metadata = tuple[tuple[str, str]]
+
+
+def bench_tokens(players: list[str]) -> tuple[dict[int, Metadata], Metadata]:
+    """The call metadata of each seat's player (by seat) and of the lobby."""
+    tokens = {
+        s: (("authorization", "Bearer " + issue_token(DEV_SECRET, p, ttl_seconds=3600)),)
+        for s, p in enumerate(players)
+    }
+    lobby = (("authorization", "Bearer " + issue_token(DEV_SECRET, "bench-lobby", role="lobby")),)
+    return tokens, lobby
+
+
 def start_process(args: Sequence[str], env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
     process = subprocess.Popen(
         args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
@@ -124,6 +158,30 @@ def start_process(args: Sequence[str], env: dict[str, str]) -> tuple[subprocess.
         if not line and process.poll() is not None:
             break
     raise RuntimeError(f"{args} did not start")
+
+
+def bench_env(redis_url: str) -> dict[str, str]:
+    """The environment of the benchmarks' servers: dev secret, test flag, no rate limit."""
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "TRUC_GAME_PORT": "0",
+        "TRUC_METRICS_PORT": "0",
+        "TRUC_DEV_MODE": "1",
+        "TRUC_ALLOW_FIXED_DEALS": "1",
+        "TRUC_RATE_ACTIONS": "0",
+        "TRUC_LOG_LEVEL": "WARNING",
+    }
+    env.pop("TRUC_JWT_SECRET", None)
+    return env
+
+
+def start_game_service(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
+    """A game-service process (under cProfile, writing to ``$BENCH_PROFILE``, if set)."""
+    command = [sys.executable, "-m", "truc_game"]
+    if os.environ.get("BENCH_PROFILE"):
+        command[1:1] = ["-m", "cProfile", "-o", os.environ["BENCH_PROFILE"]]
+    return start_process(command, {**env, "TRUC_LOG_LEVEL": "INFO"})
 
 
 def cpu_seconds(pid: int) -> float:
@@ -228,22 +286,9 @@ def main() -> None:
     players = [f"bench-p{s}" for s in range(6)]
     # Enough scripted actions for each phase at up to 5,000 actions/s, plus a warm-up.
     budgets = {"full": args.seconds * 5000, "minimal": args.seconds * 5000, "light": 3 * 5000}
-    batches: dict[str, list[Script]] = {}
-    scripts: list[Script] = []
-    for phase, budget in [*budgets.items(), ("warm-up", 200)]:
-        batch: list[Script] = []
-        steps = 0
-        while steps < budget:
-            script = make_script(len(scripts), rng, players)
-            scripts.append(script)
-            batch.append(script)
-            steps += len(script.steps)
-        batches[phase] = batch
-    tokens = {
-        s: (("authorization", "Bearer " + issue_token(DEV_SECRET, p, ttl_seconds=3600)),)
-        for s, p in enumerate(players)
-    }
-    lobby = (("authorization", "Bearer " + issue_token(DEV_SECRET, "bench-lobby", role="lobby")),)
+    batches = script_batches([*budgets.items(), ("warm-up", 200)], rng, players)
+    scripts = [script for batch in batches.values() for script in batch]
+    tokens, lobby = bench_tokens(players)
     sample = game_service_pb2.SubmitActionRequest.FromString(scripts[0].steps[5][1])
     phases = [
         ("full", args.concurrency, args.seconds),
@@ -255,20 +300,8 @@ def main() -> None:
     state_bytes = int(statistics.mean(s.state_bytes for s in scripts))
 
     with RedisServer() as redis:
-        env = {
-            **os.environ,
-            "REDIS_URL": redis.url,
-            "TRUC_GAME_PORT": "0",
-            "TRUC_DEV_MODE": "1",
-            "TRUC_ALLOW_FIXED_DEALS": "1",
-            "TRUC_RATE_ACTIONS": "0",
-            "TRUC_LOG_LEVEL": "WARNING",
-        }
-        env.pop("TRUC_JWT_SECRET", None)
-        command = [sys.executable, "-m", "truc_game"]
-        if os.environ.get("BENCH_PROFILE"):
-            command[1:1] = ["-m", "cProfile", "-o", os.environ["BENCH_PROFILE"]]
-        game, game_port = start_process(command, {**env, "TRUC_LOG_LEVEL": "INFO"})
+        env = bench_env(redis.url)
+        game, game_port = start_game_service(env)
         try:
             address = f"127.0.0.1:{game_port}"
             uvloop.run(create_games(address, scripts, lobby))

@@ -4,11 +4,14 @@ across reconnections to another replica, until the match is over."""
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import grpc
 import pytest
+import redis
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
 from .conftest import (
@@ -23,10 +26,13 @@ from .conftest import (
     directive_action,
     expect_error,
     new_players,
+    play_action,
 )
 
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
+
+    from truc_game.redis_server import RedisServer
 
 SPECTATOR = auth("a-spectator", role="spectator")
 READ_TIMEOUT = 10.0
@@ -291,3 +297,39 @@ def test_a_player_of_another_game_may_not_watch(
         grpc.StatusCode.PERMISSION_DENIED,
         "NOT_SEATED",
     )
+
+
+def test_a_version_whose_announcement_was_lost_still_reaches_the_watcher(
+    redis_server: RedisServer,
+    replicas: list[Replica],
+    clients: list[game_service_pb2_grpc.GameServiceStub],
+) -> None:
+    """Pub/sub messages are lost while a hub's connection is down; the hub asks
+    the watchers of a game it has heard nothing of for a while to re-read its log."""
+    players = new_players()
+    name = create_fixed_game(clients[0], players).name
+    tokens = [auth(p) for p in players]
+    watch = iter(clients[0].WatchGame(_watch_request(name), metadata=tokens[1], timeout=30))
+    assert next(watch).version == 1
+    admin = redis.Redis.from_url(redis_server.url)
+    stop = threading.Event()
+
+    def cut_pubsub() -> None:  # keep every pub/sub connection down for a while
+        while not stop.wait(0.02):
+            admin.client_kill_filter(_type="pubsub")
+
+    cutter = threading.Thread(target=cut_pubsub)
+    cutter.start()
+    try:
+        time.sleep(0.2)
+        act(clients[1], name, tokens[0], play_action("5Sw"))  # version 2, announced to nobody
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        cutter.join()
+        admin.close()
+    start = time.monotonic()
+    message = next(watch)  # from the log, within the hub's heal time (5 s) and a tick
+    assert message.version == 2
+    assert [e.WhichOneof("kind") for e in message.events] == ["card_played"]
+    assert time.monotonic() - start < 8

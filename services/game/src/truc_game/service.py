@@ -9,6 +9,7 @@ into protos.
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 import time
@@ -82,6 +83,10 @@ class SeatView:
     """The version of each event in ``view.events``."""
     meta: GameMeta
     deadline_ms: int | None
+    source: Entry | None = None
+    """The event-log entry the view was built from (the watch path), if any: the
+    views of one entry differ only in what :func:`~truc_game.rules.view_for`
+    hides from each seat, so a transport may share the rest between them."""
 
     @property
     def etag(self) -> str:
@@ -325,8 +330,7 @@ class GameService:
 
     def entry_view(self, game_id: str, seat: int | None, entry: Entry, meta: GameMeta) -> SeatView:
         """A seat's view of one version of the event log."""
-        state = decode_state(entry.state)
-        events = decode_events(entry.events)
+        state, events = _decoded(entry)
         view = view_for(state, seat, events)
         return SeatView(
             game_id,
@@ -336,6 +340,7 @@ class GameService:
             (entry.version,) * len(view.events),
             meta,
             entry.deadline_ms,
+            entry,
         )
 
     # ------------------------------------------------------------------ watch
@@ -416,6 +421,15 @@ def _applied(
             "game finished",
             extra={"version": version, "winner": None if winner is None else "AB"[winner]},
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoded(entry: Entry) -> tuple[GameState, tuple[Event, ...]]:
+    """The state and events of an event-log entry, decoded once for all the
+    watchers of a version (a pure function of the entry's bytes; the engine never
+    mutates a state, so they share it). 1,024 entries: the versions being fanned
+    out at once, one per watched game; a miss only decodes again."""
+    return decode_state(entry.state), decode_events(entry.events)
 
 
 def _versions_of(

@@ -9,7 +9,9 @@ A watcher first reads the log after the version it last saw (so a reconnecting
 client misses nothing), then follows the hub, skipping versions it already
 has (so it sees nothing twice), filling any gap from the log, and re-reading
 the log when nothing arrived for a while (pub/sub messages can be lost when a
-connection drops).
+connection drops): the hub's listener tells the watchers of a game it has
+heard nothing of for ``heal_seconds`` to do so (one clock for all of them,
+rather than a timeout on every wait of every watcher).
 """
 
 from __future__ import annotations
@@ -37,7 +39,10 @@ _CHANNEL_PREFIX = keys.channel("")
 class _Feed:
     """The local watchers of one game and the versions fetched for them."""
 
-    queues: set[asyncio.Queue[Entry]] = field(default_factory=set)
+    queues: set[asyncio.Queue[Entry | None]] = field(default_factory=set)
+    """One per watcher; None in it: re-read the log (nothing was heard for a while)."""
+    heard: float = 0.0
+    """Event-loop time of the last version handed out (or of the last re-read asked)."""
     last: int = 0
     """The last version fetched from the log and handed out (0: none yet)."""
     wanted: int = 0
@@ -55,6 +60,7 @@ class WatchHub:
         self._subscribed = asyncio.Event()
         self._lock = asyncio.Lock()
         self._listener: asyncio.Task[None] | None = None
+        self._next_heal = 0.0
 
     @property
     def watchers(self) -> int:
@@ -75,13 +81,13 @@ class WatchHub:
 
     async def follow(self, game_id: str, after_version: int) -> AsyncIterator[Entry]:
         """Every version of the game after ``after_version``, in order, forever."""
-        queue: asyncio.Queue[Entry] = asyncio.Queue()
+        queue: asyncio.Queue[Entry | None] = asyncio.Queue()
         # One lock orders subscribing and unsubscribing, so a watcher arriving while
         # the last one leaves cannot end up unsubscribed.
         async with self._lock:
             feed = self._feeds.get(game_id)
             if feed is None:
-                feed = self._feeds[game_id] = _Feed()
+                feed = self._feeds[game_id] = _Feed(heard=asyncio.get_running_loop().time())
                 await self._pubsub.subscribe(keys.channel(game_id))
                 self._subscribed.set()
             feed.queues.add(queue)
@@ -91,16 +97,15 @@ class WatchHub:
                 yield entry
                 last = entry.version
             while True:
-                try:
-                    entry = await asyncio.wait_for(queue.get(), self._heal_seconds)
-                except TimeoutError:
+                handed = await queue.get()
+                if handed is None:  # nothing heard of the game for a while
                     missed = await self._store.entries(game_id, last)
                 else:
-                    if entry.version <= last:
+                    if handed.version <= last:
                         continue
                     missed = (
-                        [entry]
-                        if entry.version == last + 1
+                        [handed]
+                        if handed.version == last + 1
                         else await self._store.entries(game_id, last)
                     )
                 for found in missed:
@@ -120,6 +125,7 @@ class WatchHub:
 
     async def _listen(self) -> None:
         while True:
+            self._heal()
             if not self._feeds:
                 self._subscribed.clear()
                 await self._subscribed.wait()
@@ -141,6 +147,20 @@ class WatchHub:
             if feed.fetcher is None or feed.fetcher.done():
                 feed.fetcher = asyncio.create_task(self._fetch(game_id, feed))
 
+    def _heal(self) -> None:
+        """Ask the watchers of every game heard of by nobody for ``heal_seconds``
+        to re-read its log (checked at most every second; the listener wakes at
+        least that often)."""
+        now = asyncio.get_running_loop().time()
+        if now < self._next_heal:
+            return
+        self._next_heal = now + min(1.0, self._heal_seconds)
+        for feed in self._feeds.values():
+            if now - feed.heard >= self._heal_seconds:
+                feed.heard = now
+                for queue in feed.queues:
+                    queue.put_nowait(None)
+
     async def _fetch(self, game_id: str, feed: _Feed) -> None:
         """Read the announced versions once and hand them to every watcher."""
         try:
@@ -153,5 +173,6 @@ class WatchHub:
                     for queue in feed.queues:
                         queue.put_nowait(entry)
                 feed.last = entries[-1].version
+                feed.heard = asyncio.get_running_loop().time()
         except RedisError as exc:
             log.warning("watch hub could not read %s: %s", game_id, exc)

@@ -7,7 +7,8 @@ count at the rating they were seated with and are never rated themselves.
 
 Any replica may follow any game: games to follow sit in a sorted set scored by
 lease expiry; a replica claims one by pushing its lease forward, renews it
-while it watches the game (WatchGame, as the lobby), and applies the result in
+while it watches the game (WatchGame, as the lobby, with minimal views: it
+needs only whether and how the match ended), and applies the result in
 one atomic script that first removes the game from the set, so a result is
 counted once even if two replicas race. A replica that dies loses its leases,
 and another one takes the games over.
@@ -140,9 +141,11 @@ class ResultsFollower:
         metadata = (("authorization", "Bearer " + self._tokens.lobby_token()),)
         renewed = time.monotonic()
         try:
-            stream = self._game.WatchGame(
-                game_service_pb2.WatchGameRequest(name="games/" + game), metadata=metadata
+            # Only the outcome matters here (finished, winner, phase): minimal views.
+            request = game_service_pb2.WatchGameRequest(
+                name="games/" + game, response_view=game_service_pb2.RESPONSE_VIEW_MINIMAL
             )
+            stream = self._game.WatchGame(request, metadata=metadata)
             async for change in stream:
                 if time.monotonic() - renewed > _LEASE_MS / 3000:
                     lease = int(time.time() * 1000) + _LEASE_MS

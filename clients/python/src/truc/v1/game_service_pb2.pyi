@@ -33,11 +33,14 @@ class _ResponseViewEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Response
     """The caller's whole view, as GetGame returns it (without the event log)."""
     RESPONSE_VIEW_MINIMAL: _ResponseView.ValueType  # 2
     """Only name, seat, etag, phase, to_act, prompt, scores, manches, finished and
-    winner: enough for clients that follow the game with WatchGame, and cheaper.
+    winner: enough for clients that follow the game with WatchGame (or, for a
+    watch, that only wait for the outcome), and cheaper.
     """
 
 class ResponseView(_ResponseView, metaclass=_ResponseViewEnumTypeWrapper):
-    """How much of the game a SubmitAction response carries."""
+    """How much of the game a SubmitAction response, or each WatchGame response,
+    carries in its `game` view (the events are the same either way).
+    """
 
 RESPONSE_VIEW_UNSPECIFIED: ResponseView.ValueType  # 0
 """The default: FULL."""
@@ -45,7 +48,8 @@ RESPONSE_VIEW_FULL: ResponseView.ValueType  # 1
 """The caller's whole view, as GetGame returns it (without the event log)."""
 RESPONSE_VIEW_MINIMAL: ResponseView.ValueType  # 2
 """Only name, seat, etag, phase, to_act, prompt, scores, manches, finished and
-winner: enough for clients that follow the game with WatchGame, and cheaper.
+winner: enough for clients that follow the game with WatchGame (or, for a
+watch, that only wait for the outcome), and cheaper.
 """
 Global___ResponseView: _TypeAlias = ResponseView  # noqa: Y015
 
@@ -271,19 +275,25 @@ class WatchGameRequest(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     AFTER_VERSION_FIELD_NUMBER: _builtins.int
+    RESPONSE_VIEW_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """"games/{game}"."""
     after_version: _builtins.int
     """Resume after this version (the last one received); 0 from the start."""
+    response_view: Global___ResponseView.ValueType
+    """How much of the caller's view each response's `game` carries;
+    unspecified: FULL.
+    """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         after_version: _builtins.int = ...,
+        response_view: Global___ResponseView.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_version", b"after_version", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_version", b"after_version", "name", b"name", "response_view", b"response_view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -160,7 +160,9 @@ class GameServiceServicer:
         the caller's seat, with the caller's view after it. Starts with the
         versions after `after_version` (0: from the start), so a client that
         reconnects with the last version it saw misses nothing and sees nothing
-        twice. Ends when the match is over. Errors: as GetGame.
+        twice. Ends when the match is over. Errors: as GetGame. A watcher that
+        needs only the outcome (the lobby's results follower) asks for
+        RESPONSE_VIEW_MINIMAL views, which cost the server less.
 
         REST: `GET /v1/games/{game}:watch?after_version=N` as Server-Sent Events:
         each change is an event with `id: <version>` and `data: <the

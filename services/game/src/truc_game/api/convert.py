@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from truc.v1 import cards_pb2, game_pb2
+from truc.v1 import cards_pb2, game_pb2, game_service_pb2
 
 from truc_game.errors import InvalidArgument
 from truc_game.rules.actions import (
@@ -89,8 +89,11 @@ __all__ = [
     "minimal_view_to_proto",
     "options_from_proto",
     "options_to_proto",
+    "public_view_to_proto",
+    "seat_view_from_public",
     "team_to_proto",
     "view_to_proto",
+    "watch_events_bytes",
 ]
 
 _E = TypeVar("_E", bound=Enum)
@@ -652,6 +655,21 @@ def events_to_proto(events: Sequence[Event], version: int) -> list[game_pb2.Even
     return [event_to_proto(e, version) for e in events]
 
 
+def watch_events_bytes(events: Sequence[Event], version: int) -> bytes:
+    """``events`` of ``version`` as the serialized ``events`` field of a
+    WatchGameResponse (merge it in with ``MergeFromString``). Each event is
+    converted once for all the watchers of its version who may see it."""
+    return b"".join([_watch_event_bytes(event, version) for event in events])
+
+
+@functools.lru_cache(maxsize=4096)
+def _watch_event_bytes(event: Event, version: int) -> bytes:
+    # A pure function of equal (frozen) values: the cache can only hand the
+    # bytes of an event to a watcher that was given that very event.
+    response = game_service_pb2.WatchGameResponse(events=[event_to_proto(event, version)])
+    return response.SerializeToString()
+
+
 def view_to_proto(
     view: GameView,
     *,
@@ -667,14 +685,36 @@ def view_to_proto(
     is the turn deadline in milliseconds since the epoch; ``event_versions``
     gives the version of each of ``view.events`` (all 0 when empty).
     """
-    events = view.events
-    if event_versions and len(event_versions) != len(events):
-        raise ValueError(f"{len(event_versions)} event versions for {len(events)} events")
+    msg = public_view_to_proto(view, name=name, players=players, etag=etag, deadline_ms=deadline_ms)
+    msg.MergeFromString(_seat_fields(view))
+    if view.events:
+        msg.events.extend(_events_with_versions(view.events, event_versions))
+    return msg
+
+
+def seat_view_from_public(target: game_pb2.GameView, public: bytes, view: GameView) -> None:
+    """Fill the empty ``target`` with ``view`` as :func:`view_to_proto` would,
+    but without its events, from ``public``: the serialized
+    :func:`public_view_to_proto` of any view of the same game at the same
+    version (the watchers of one version share it)."""
+    target.MergeFromString(public + _seat_fields(view))
+
+
+def public_view_to_proto(
+    view: GameView,
+    *,
+    name: str,
+    players: Sequence[str],
+    etag: str,
+    deadline_ms: int | None,
+) -> game_pb2.GameView:
+    """The part of :func:`view_to_proto` that is the same for every seat: all
+    but ``seat``, ``legal_actions``, ``hand``, ``dealt``, ``embit_value``,
+    ``flor_value``, ``signals`` (the viewer's team's) and ``events``."""
     cards = _CARDS
     decided = view.decided
     msg = game_pb2.GameView(
         name=name,
-        seat=view.seat,
         phase=_PHASE_TO_PROTO[view.phase],
         to_act=view.to_act,
         prompt=_PROMPT_TO_PROTO[view.prompt],
@@ -686,8 +726,6 @@ def view_to_proto(
         hands_played=view.hands_played,
         dealer=view.dealer,
         eldest=view.eldest,
-        embit_value=view.embit_value,
-        flor_value=view.flor_value,
         stake=view.stake,
         stake_call=_LADDER_TO_PROTO[view.stake_level],
         last_raiser=team_to_proto(view.last_raiser),
@@ -695,8 +733,6 @@ def view_to_proto(
         hand_winner=team_to_proto(decided),
         etag=etag,
     )
-    if view.legal_actions:
-        msg.legal_actions.extend([_action_message(a) for a in view.legal_actions])
     score = msg.scores
     score.team_a, score.team_b = view.scores
     score = msg.manches
@@ -723,10 +759,6 @@ def view_to_proto(
         )
         if shown[seat]:
             info.shown.extend([cards[c] for c in shown[seat]])
-    if view.hand:
-        msg.hand.extend([cards[c] for c in view.hand])
-    if view.dealt:
-        msg.dealt.extend([cards[c] for c in view.dealt])
 
     add_trick = msg.tricks.add
     for trick in view.tricks:
@@ -754,20 +786,81 @@ def view_to_proto(
     add_flor = msg.flors.add
     for flor in view.flors:
         _fill_flor(add_flor(), flor)
-    add_message = msg.signals.add
-    for seat, message in view.signals:
-        # Not one dict keyed by both enums: Directive.TRUC == Call.TRUC == "TRUC".
-        if isinstance(message, Signal):
-            add_message(seat=seat, signal=_SIGNAL_TO_PROTO[message])
-        else:
-            add_message(seat=seat, directive=_DIRECTIVE_TO_PROTO[message])
     msg.options.CopyFrom(_options_proto(view.options))
     if deadline_ms is not None:
         seconds, millis = divmod(deadline_ms, 1000)
         deadline = msg.deadline
         deadline.seconds = seconds
         deadline.nanos = millis * 1_000_000
-    if events:
-        versions: Iterable[int] = event_versions or (0,) * len(events)
-        msg.events.extend([event_to_proto(e, v) for e, v in zip(events, versions, strict=True)])
     return msg
+
+
+# The fields only the viewer's seat sees, serialized one value at a time, once:
+# a seat's part of its view is then the concatenation of its values' bytes
+# (a message's serialized fields concatenated parse as that message).
+
+
+def _view_bytes(**fields: object) -> bytes:
+    return game_pb2.GameView(**fields).SerializeToString()  # type: ignore[arg-type]
+
+
+_SEAT_BYTES: Final = tuple(_view_bytes(seat=seat) for seat in range(_NUM_SEATS))
+_HAND_BYTES: Final = tuple(_view_bytes(hand=[card]) for card in _CARDS)
+_DEALT_BYTES: Final = tuple(_view_bytes(dealt=[card]) for card in _CARDS)
+_LEGAL_ACTION_BYTES: Final = {
+    action: _view_bytes(legal_actions=[msg]) for action, msg in _ACTION_MESSAGES.items()
+}
+_SIGNAL_BYTES: Final = {
+    (seat, signal): _view_bytes(signals=[game_pb2.TeamMessage(seat=seat, signal=number)])
+    for seat in range(_NUM_SEATS)
+    for signal, number in _SIGNAL_TO_PROTO.items()
+}
+_DIRECTIVE_BYTES: Final = {
+    (seat, directive): _view_bytes(signals=[game_pb2.TeamMessage(seat=seat, directive=number)])
+    for seat in range(_NUM_SEATS)
+    for directive, number in _DIRECTIVE_TO_PROTO.items()
+}
+
+
+@functools.lru_cache(maxsize=256)
+def _value_bytes(field: str, value: int) -> bytes:
+    return _view_bytes(**{field: value})
+
+
+def _seat_fields(view: GameView) -> bytes:
+    """The fields of ``view`` that :func:`public_view_to_proto` leaves out, but
+    its events, serialized: ``seat``, ``legal_actions``, ``hand``, ``dealt``,
+    ``embit_value``, ``flor_value`` and ``signals``."""
+    parts: list[bytes] = []
+    if view.seat is not None:
+        parts.append(_SEAT_BYTES[view.seat])
+    legal = _LEGAL_ACTION_BYTES
+    for action in view.legal_actions:
+        field = legal.get(action)  # equal values hash alike: PlayCard(c) is found
+        parts.append(
+            field if field is not None else _view_bytes(legal_actions=[_action_message(action)])
+        )
+    hand = _HAND_BYTES
+    parts += [hand[card] for card in view.hand]
+    dealt = _DEALT_BYTES
+    parts += [dealt[card] for card in view.dealt]
+    if view.embit_value is not None:
+        parts.append(_value_bytes("embit_value", view.embit_value))
+    if view.flor_value is not None:
+        parts.append(_value_bytes("flor_value", view.flor_value))
+    for seat, message in view.signals:
+        # Not one dict keyed by both enums: Directive.TRUC == Call.TRUC == "TRUC".
+        if isinstance(message, Signal):
+            parts.append(_SIGNAL_BYTES[seat, message])
+        else:
+            parts.append(_DIRECTIVE_BYTES[seat, message])
+    return b"".join(parts)
+
+
+def _events_with_versions(
+    events: Sequence[Event], event_versions: Sequence[int]
+) -> list[game_pb2.Event]:
+    if event_versions and len(event_versions) != len(events):
+        raise ValueError(f"{len(event_versions)} event versions for {len(events)} events")
+    versions: Iterable[int] = event_versions or (0,) * len(events)
+    return [event_to_proto(e, v) for e, v in zip(events, versions, strict=True)]

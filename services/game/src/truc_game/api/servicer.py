@@ -29,9 +29,12 @@ from .convert import (
     events_to_proto,
     minimal_view_to_proto,
     options_from_proto,
+    seat_view_from_public,
     view_to_proto,
+    watch_events_bytes,
 )
 from .errors import to_status
+from .fanout import PublicViews
 
 __all__ = ["GameServicer", "add_to_server"]
 
@@ -100,6 +103,7 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
         self._service = service
         self._hub = hub
         self._verifier = verifier
+        self._public = PublicViews()
 
     def _identity(self, context: _Context) -> Identity:
         """The caller (bound to the log context)."""
@@ -222,12 +226,18 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
                 self._hub.follow(game_id, request.after_version),
                 watch.meta,
             )
+            minimal = request.response_view == game_service_pb2.RESPONSE_VIEW_MINIMAL
             async for seat_view in changes:
-                response = game_service_pb2.WatchGameResponse(
-                    version=seat_view.version, game=self._view(seat_view)
-                )
-                response.events.extend(response.game.events)
-                response.game.ClearField("events")
+                view = seat_view.view
+                response = game_service_pb2.WatchGameResponse(version=seat_view.version)
+                if minimal:
+                    response.game.CopyFrom(
+                        minimal_view_to_proto(view, name=request.name, etag=seat_view.etag)
+                    )
+                else:
+                    seat_view_from_public(response.game, self._public.of(seat_view), view)
+                if view.events:
+                    response.MergeFromString(watch_events_bytes(view.events, seat_view.version))
                 yield response
         except Exception as exc:
             await self._abort(context, exc, "WatchGame")
