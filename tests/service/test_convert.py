@@ -576,7 +576,8 @@ def test_random_games_convert_every_event_and_view(
         seat = state.to_act
         transition = apply_action(state, seat, rng.choice(legal_actions(state, seat)))
     assert state.phase == Phase.MATCH_OVER
-    assert {"hand_started", "card_played", "match_ended"} <= kinds
+    # (Random play may end every hand by calls, without a card: card plays are not required.)
+    assert {"hand_started", "match_ended"} <= kinds
 
 
 def test_view_options_deadline_versions_and_players() -> None:
