@@ -252,7 +252,8 @@ class RedisServer:
     (created if needed) is kept, so a later server on the same directory with
     ``appendonly=True`` finds the data again. Without ``appendonly`` the server
     saves nothing to disk. The server's output goes to ``server.log`` in its
-    directory; errors quote its last lines.
+    directory; errors quote its last lines. ``options`` are more command-line
+    settings, e.g. ``("--cluster-enabled", "yes")`` for a node of a Redis Cluster.
 
     Usable as a context manager, or with :meth:`start` and :meth:`stop`; a
     stopped server can be started again (with a newly chosen port if ``port=0``).
@@ -267,6 +268,7 @@ class RedisServer:
         appendonly: bool = False,
         binary: Path | None = None,
         startup_timeout: float = 10.0,
+        options: Sequence[str] = (),
     ) -> None:
         if not 0 <= port <= 65535:
             raise ValueError(f"port must be between 0 and 65535, not {port}")
@@ -278,6 +280,7 @@ class RedisServer:
         self._appendonly = appendonly
         self._binary = find_redis_server() if binary is None else _checked_binary(binary, "binary")
         self._startup_timeout = startup_timeout
+        self._options = tuple(options)
         self._process: subprocess.Popen[bytes] | None = None
         self._port = 0
         self._directory: Path | None = None
@@ -420,7 +423,7 @@ class RedisServer:
             args += ["--save", ""]
         if _is_loopback(self._host):
             args += ["--protected-mode", "no"]
-        return args
+        return args + list(self._options)
 
     def _launch(self, directory: Path, port: int) -> None:
         """Run the server on ``port`` and wait until it answers PING."""

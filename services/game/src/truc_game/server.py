@@ -37,7 +37,7 @@ import grpc
 import uvloop
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2
 
@@ -52,6 +52,7 @@ from .auth import TokenVerifier
 from .config import DEV_SECRET, ConfigError, Settings
 from .redis_server import RedisServer
 from .service import GameService
+from .store.connection import RedisClient, connect, subscriber
 from .store.redis_store import GameStore
 from .watch import WatchHub
 
@@ -73,7 +74,9 @@ class GameServer:
     settings: Settings
     server: grpc.aio.Server
     port: int
-    redis: Redis
+    redis: RedisClient
+    subscriber: Redis
+    """The pub/sub client of the watch hub: ``redis`` itself unless on a cluster."""
     service: GameService
     hub: WatchHub
     health: Any
@@ -114,6 +117,8 @@ class GameServer:
                 await task
         await self.hub.stop()
         await self.redis.aclose()
+        if self.subscriber is not self.redis:
+            await self.subscriber.aclose()
         if self.stop_metrics is not None:
             self.stop_metrics()
 
@@ -169,13 +174,7 @@ class GameServer:
 
 def build_server(settings: Settings, redis_url: str) -> GameServer:
     """The server for ``settings`` on Redis at ``redis_url`` (not started)."""
-    pool = BlockingConnectionPool.from_url(
-        redis_url,
-        max_connections=settings.redis_max_connections,
-        timeout=5.0,
-        socket_connect_timeout=5.0,
-    )
-    redis = Redis(connection_pool=pool)
+    redis = connect(redis_url, max_connections=settings.redis_max_connections)
     store = GameStore(
         redis,
         ttl_seconds=settings.game_ttl_seconds,
@@ -189,7 +188,8 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
         rate_signals=settings.rate_signals,
         rate_window_ms=settings.rate_window_ms,
     )
-    hub = WatchHub(redis, store)
+    pubsub = subscriber(redis_url, redis)
+    hub = WatchHub(pubsub, store)
     verifier = TokenVerifier(
         settings.jwt_secret, issuer=settings.jwt_issuer, audience=settings.jwt_audience
     )
@@ -210,7 +210,7 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
     port = server.add_insecure_port(f"{settings.host}:{settings.port}")
     if port == 0:
         raise ConfigError(f"cannot listen on {settings.host}:{settings.port}")
-    return GameServer(settings, server, port, redis, service, hub, health_servicer)
+    return GameServer(settings, server, port, redis, pubsub, service, hub, health_servicer)
 
 
 async def serve(settings: Settings, redis_url: str) -> None:

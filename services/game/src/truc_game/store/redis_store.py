@@ -12,6 +12,8 @@ one round trip:
   records the request id, moves the game's deadline and publishes the new
   version on the game's channel (for watchers on every replica).
 * ``CREATE`` writes version 1 unless the game exists.
+* ``READ_WITH_LOG`` reads the game and its whole stream at one instant (a
+  script rather than MULTI/EXEC, which the Redis Cluster client lacks).
 
 No rules logic lives in Lua: it only does compare-and-set and bookkeeping.
 """
@@ -24,11 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from redis.asyncio import Redis
-
 from truc_telemetry.metrics import timed
 
 from . import keys
+from .connection import RedisClient, script
 from .keys import Keys
 
 __all__ = [
@@ -191,6 +192,10 @@ redis.call('PUBLISH', ARGV[7], 1)
 return 1
 """
 
+_READ_WITH_LOG = """
+return {redis.call('HMGET', KEYS[1], 'v', 's', 'm', 'd'), redis.call('XRANGE', KEYS[2], '-', '+')}
+"""
+
 _CLAIM = """
 local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not due or tonumber(due) ~= tonumber(ARGV[2]) then return 0 end
@@ -217,20 +222,21 @@ def _snapshot(version: Any, state: Any, meta: Any, deadline: Any) -> Snapshot:
 
 
 class GameStore:
-    """The game store. ``redis`` must be a ``redis.asyncio.Redis`` without
-    ``decode_responses`` (states are bytes)."""
+    """The game store. ``redis`` (one server or a cluster, see :mod:`.connection`)
+    must not ``decode_responses`` (states are bytes)."""
 
-    def __init__(self, redis: Redis, *, ttl_seconds: int, finished_ttl_seconds: int) -> None:
+    def __init__(self, redis: RedisClient, *, ttl_seconds: int, finished_ttl_seconds: int) -> None:
         """A game's keys expire ``ttl_seconds`` after its last action, or
         ``finished_ttl_seconds`` after the action that finished it (its log is kept
         for its players that long)."""
         self.redis = redis
         self._ttl_ms = str(ttl_seconds * 1000)
         self._finished_ttl_ms = str(finished_ttl_seconds * 1000)
-        self._load = redis.register_script(_LOAD)
-        self._commit = redis.register_script(_COMMIT)
-        self._create = redis.register_script(_CREATE)
-        self._claim = redis.register_script(_CLAIM)
+        self._load = script(redis, _LOAD)
+        self._commit = script(redis, _COMMIT)
+        self._create = script(redis, _CREATE)
+        self._claim = script(redis, _CLAIM)
+        self._read_with_log = script(redis, _READ_WITH_LOG)
 
     @timed("create")
     async def create(
@@ -280,15 +286,15 @@ class GameStore:
 
     @timed("read_with_log")
     async def read_with_log(self, game_id: str) -> tuple[Snapshot, list[Entry]]:
-        """The game now and its whole event log, read in one transaction."""
+        """The game now and its whole event log, read at one instant."""
         k = Keys(game_id)
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hmget(k.game, ["v", "s", "m", "d"])
-        pipe.xrange(k.events, min="-", max="+")
-        values, raw = await pipe.execute()
+        values, raw = await self._read_with_log(keys=[k.game, k.events])
         if values[0] is None:
             raise GameMissing(game_id)
-        return _snapshot(*values), [_entry(entry_id, fields) for entry_id, fields in raw]
+        return _snapshot(*values), [
+            _entry(entry_id, dict(zip(flat[::2], flat[1::2], strict=True)))
+            for entry_id, flat in raw
+        ]
 
     @timed("commit")
     async def commit(

@@ -1,0 +1,88 @@
+"""The Redis client of ``REDIS_URL``: one server, or a Redis Cluster.
+
+``redis://`` and ``rediss://`` (TLS) name one server (a single primary, which
+may be a managed service with failover); the client is a ``redis.asyncio.Redis``
+on a blocking pool: a call waits (up to 5 s) for a free connection.
+
+``redis+cluster://`` and ``rediss+cluster://`` name any node of a Redis Cluster
+(a managed service's configuration endpoint is best): the client is a
+``redis.asyncio.cluster.RedisCluster``, which learns the slot map from that node
+and sends each command, script and pipeline part to the node owning its keys'
+slot. Every key of a game carries its shard's hash tag (:mod:`.keys`), so each
+Lua script touches one slot. Differences to know:
+
+* ``max_connections`` caps the connections *per node*, and the cluster client
+  does not wait for a free one: a call beyond the cap fails at once
+  (``MaxConnectionsError``).
+* The cluster client has no pub/sub. Redis Cluster forwards every ``PUBLISH``
+  (also from a script) to every node, so :func:`subscriber` opens a plain
+  connection to the node of the URL and the watchers listen there.
+* ``PING`` (the readiness probe) goes to every primary: NOT_SERVING while any
+  node does not answer, since the games of its slots cannot be played.
+* No MULTI/EXEC: what must be read or written together is one Lua script.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.commands.core import AsyncScript
+
+__all__ = ["CLUSTER_SCHEMES", "RedisClient", "connect", "is_cluster", "script", "subscriber"]
+
+RedisClient: TypeAlias = Redis | RedisCluster
+"""What the stores take: either client runs the same commands and scripts."""
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+"""URL schemes selecting the cluster client, and the scheme each stands for."""
+
+_CONNECT_TIMEOUT = 5.0
+
+
+def is_cluster(url: str) -> bool:
+    """Whether ``url`` names a Redis Cluster (a ``*+cluster://`` scheme)."""
+    return url.partition("://")[0].lower() in CLUSTER_SCHEMES
+
+
+def _plain(url: str) -> str:
+    """``url`` with a cluster scheme replaced by the one redis-py knows."""
+    scheme, sep, rest = url.partition("://")
+    return CLUSTER_SCHEMES.get(scheme.lower(), scheme) + sep + rest
+
+
+def connect(url: str, *, max_connections: int) -> RedisClient:
+    """The client for ``url``: at most ``max_connections`` connections (per node
+    of a cluster). Nothing is connected until the first command."""
+    if is_cluster(url):
+        cluster: RedisCluster = RedisCluster.from_url(
+            _plain(url),
+            max_connections=max_connections,
+            socket_connect_timeout=_CONNECT_TIMEOUT,
+        )
+        return cluster
+    pool = BlockingConnectionPool.from_url(
+        url,
+        max_connections=max_connections,
+        timeout=_CONNECT_TIMEOUT,
+        socket_connect_timeout=_CONNECT_TIMEOUT,
+    )
+    return Redis(connection_pool=pool)
+
+
+def subscriber(url: str, client: RedisClient) -> Redis:
+    """A client for pub/sub: ``client`` itself on one server; on a cluster, a
+    plain client of the URL's node (which receives every node's publications).
+    Close it apart from ``client`` when it is not ``client``."""
+    if isinstance(client, Redis):
+        return client
+    plain: Redis = Redis.from_url(_plain(url), socket_connect_timeout=_CONNECT_TIMEOUT)
+    return plain
+
+
+def script(client: RedisClient, source: str) -> AsyncScript:
+    """``client.register_script(source)``: EVALSHA (loading the script on a
+    NOSCRIPT), sent to the node of the keys' slot on a cluster. redis-py types
+    ``register_script`` for ``Redis`` only; its cluster client supports it."""
+    return AsyncScript(client, source)  # type: ignore[arg-type]
