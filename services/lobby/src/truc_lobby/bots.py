@@ -16,12 +16,12 @@ import logging
 import secrets
 
 import grpc
-from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 from truc.v1 import game_service_pb2_grpc
 
 from truc_client.bots import BotPlayer, HeuristicPolicy
 
+from .connection import RedisClient
 from .store import BOT_JOBS
 
 __all__ = ["BotRunner"]
@@ -33,7 +33,7 @@ GROUP = "bots"
 class BotRunner:
     def __init__(
         self,
-        redis: Redis,
+        redis: RedisClient,
         game: game_service_pb2_grpc.GameServiceAsyncStub,
         *,
         idle_ms: int = 60_000,

@@ -21,8 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
-from redis.asyncio import Redis
-
+from .connection import RedisClient
 from .store import P
 
 __all__ = [
@@ -107,7 +106,7 @@ def _parse_page_token(token: str) -> tuple[int, str]:
 class GameHistory:
     """Reads the players' histories (``results`` writes them)."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
 
     async def page(self, player: str, size: int, token: str) -> tuple[list[GameRecord], str]:

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from typing import Final
 
 import grpc
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
+from .connection import RedisClient, script
 from .history import HISTORY_LIMIT, GameRecord, history_key, summary_key
 from .store import RATINGS, P, player_key
 from .tokens import TokenIssuer
@@ -45,6 +45,11 @@ local lease = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not lease or tonumber(lease) > tonumber(ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 return 1
+"""
+
+_TRACK = """
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], 0, ARGV[2])
 """
 
 _RESULT = """
@@ -88,7 +93,7 @@ def elo_changes(seats: Sequence[tuple[int, str, bool, float]], winner: int) -> d
 class ResultsFollower:
     def __init__(
         self,
-        redis: Redis,
+        redis: RedisClient,
         game: game_service_pb2_grpc.GameServiceAsyncStub,
         tokens: TokenIssuer,
         *,
@@ -100,16 +105,16 @@ class ResultsFollower:
         self._redis = redis
         self._game = game
         self._tokens = tokens
-        self._claim = redis.register_script(_CLAIM)
-        self._result = redis.register_script(_RESULT)
+        self._claim = script(redis, _CLAIM)
+        self._result = script(redis, _RESULT)
+        self._track = script(redis, _TRACK)
         self._following: dict[str, asyncio.Task[None]] = {}
 
     async def track(self, game: str, seats: Sequence[tuple[int, str, bool, float]]) -> None:
         """Remember a new game (called when the lobby seats a table)."""
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.set(game_key(game), json.dumps([list(s) for s in seats]))
-        pipe.zadd(ACTIVE, {game: 0})
-        await pipe.execute()
+        await self._track(
+            keys=[game_key(game), ACTIVE], args=[json.dumps([list(s) for s in seats]), game]
+        )
 
     async def run(self) -> None:
         while True:

@@ -27,7 +27,7 @@ import grpc
 import uvloop
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2_grpc, lobby_service_pb2
 
@@ -40,6 +40,7 @@ from . import metrics
 from .api import LobbyServicer, add_to_server
 from .bots import BotRunner
 from .config import DEV_SECRET, ConfigError, Settings
+from .connection import RedisClient, connect, subscriber
 from .history import GameHistory
 from .matcher import Matcher
 from .results import ResultsFollower
@@ -62,7 +63,9 @@ class LobbyServer:
     settings: Settings
     server: grpc.aio.Server
     port: int
-    redis: Redis
+    redis: RedisClient
+    subscriber: Redis
+    """The ticket hub's pub/sub client: ``redis`` itself unless on a cluster."""
     game_channel: grpc.aio.Channel
     hub: TicketHub
     matcher: Matcher
@@ -107,6 +110,8 @@ class LobbyServer:
         await self.hub.stop()
         await self.game_channel.close(None)
         await self.redis.aclose()
+        if self.subscriber is not self.redis:
+            await self.subscriber.aclose()
         if self.stop_metrics is not None:
             self.stop_metrics()
 
@@ -141,10 +146,7 @@ class LobbyServer:
 
 
 def build_server(settings: Settings) -> LobbyServer:
-    pool = BlockingConnectionPool.from_url(
-        settings.redis_url, max_connections=64, timeout=5.0, socket_connect_timeout=5.0
-    )
-    redis = Redis(connection_pool=pool)
+    redis = connect(settings.redis_url, max_connections=64)
     external = (
         ExternalIdentityProvider(
             settings.external_jwt_key,
@@ -163,7 +165,8 @@ def build_server(settings: Settings) -> LobbyServer:
     # headless Service: each game replica), not the first one only.
     game_channel = grpc.aio.insecure_channel(settings.game_address, options=ROUND_ROBIN)
     game = game_service_pb2_grpc.GameServiceStub(game_channel)
-    hub = TicketHub(redis)
+    pubsub = subscriber(settings.redis_url, redis)
+    hub = TicketHub(pubsub)
     results = ResultsFollower(
         redis,
         game,
@@ -212,6 +215,7 @@ def build_server(settings: Settings) -> LobbyServer:
         server,
         port,
         redis,
+        pubsub,
         game_channel,
         hub,
         matcher,

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from redis.asyncio import Redis
-
 from truc_telemetry.metrics import timed
+
+from .connection import RedisClient, script
 
 __all__ = ["LobbyStore", "StoredTicket"]
 
@@ -171,6 +171,10 @@ for i = 7, #ARGV do redis.call('PUBLISH', ARGV[i], 'MATCHED') end
 return 1
 """
 
+_QUEUE = """
+return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+"""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -199,15 +203,16 @@ def _ticket(ticket: str, raw: dict[bytes, bytes]) -> StoredTicket:
 
 
 class LobbyStore:
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: RedisClient) -> None:
         self.redis = redis
-        self._create = redis.register_script(_CREATE)
-        self._confirm = redis.register_script(_CONFIRM)
-        self._close = redis.register_script(_CLOSE)
-        self._claim = redis.register_script(_CLAIM)
-        self._unclaim = redis.register_script(_UNCLAIM)
-        self._seat = redis.register_script(_SEAT)
-        self._release = redis.register_script(_RELEASE)
+        self._queue = script(redis, _QUEUE)
+        self._create = script(redis, _CREATE)
+        self._confirm = script(redis, _CONFIRM)
+        self._close = script(redis, _CLOSE)
+        self._claim = script(redis, _CLAIM)
+        self._unclaim = script(redis, _UNCLAIM)
+        self._seat = script(redis, _SEAT)
+        self._release = script(redis, _RELEASE)
 
     @timed("live")
     async def live(self, player: str) -> str | None:
@@ -290,14 +295,11 @@ class LobbyStore:
     @timed("queue")
     async def queue(self) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
         """The queued tickets (members with ratings, options key, queue time) and
-        their last heartbeats, read together."""
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hgetall(QUEUE)
-        pipe.hgetall(HEARTBEATS)
-        queued, beats = await pipe.execute()
+        their last heartbeats, read at one instant (one script: no MULTI on a cluster)."""
+        queued, beats = await self._queue(keys=[QUEUE, HEARTBEATS])
         return (
-            {k.decode(): json.loads(v) for k, v in queued.items()},
-            {k.decode(): int(v) for k, v in beats.items()},
+            {k.decode(): json.loads(v) for k, v in zip(queued[::2], queued[1::2], strict=True)},
+            {k.decode(): int(v) for k, v in zip(beats[::2], beats[1::2], strict=True)},
         )
 
     @timed("unconfirmed_since")

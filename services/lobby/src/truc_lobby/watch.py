@@ -21,6 +21,8 @@ class TicketHub:
     """Wakes the local watchers of a ticket whenever it changes (on any replica)."""
 
     def __init__(self, redis: Redis) -> None:
+        """``redis``: where to subscribe (on a Redis Cluster, a plain client of one
+        node: :func:`truc_lobby.connection.subscriber`)."""
         self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
         self._waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
         self._task: asyncio.Task[None] | None = None
