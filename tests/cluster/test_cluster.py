@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import grpc
 import pytest
+from redis.asyncio.cluster import RedisCluster
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
 from tests.client.test_client import play_seat
@@ -20,6 +21,7 @@ from tests.lobby_service.conftest import Stack
 from tests.service.conftest import LOBBY, SECRET
 from truc_client.client import TrucClient
 from truc_game.auth import issue_token
+from truc_game.store.connection import connect, script
 from truc_game.store.keys import Keys
 
 from .conftest import RedisClusterNodes
@@ -181,3 +183,33 @@ def test_games_on_every_node_are_played_and_watched(
     for index, game_id in by_node.items():
         with redis_cluster.client(index) as node:
             assert node.exists(Keys(game_id).game) == 1, f"game {game_id} not on node {index}"
+
+
+def test_calls_beyond_the_connection_cap_wait_for_their_turn(
+    redis_cluster: RedisClusterNodes,
+) -> None:
+    """redis-py's cluster client fails a call at once when a node's pool is
+    exhausted; the game service's client makes it wait for a turn instead."""
+
+    async def main() -> tuple[list[int], list[int]]:
+        client = connect(redis_cluster.url, max_connections=2)
+        assert isinstance(client, RedisCluster)
+        try:
+            keys = [Keys(f"cap-{n}").game for n in range(60)]  # on every node
+            bump = script(client, "return redis.call('INCR', KEYS[1])")
+            counted = [int(n) for n in await asyncio.gather(*(bump(keys=[key]) for key in keys))]
+
+            async def pipelined() -> int:
+                pipe = client.pipeline()
+                for key in keys:
+                    pipe.get(key)
+                return sum(int(v) for v in await pipe.execute())
+
+            sums = await asyncio.gather(*(pipelined() for _ in range(10)))
+            return counted, sums
+        finally:
+            await client.aclose()
+
+    counted, sums = asyncio.run(main())
+    assert counted == [1] * 60
+    assert sums == [60] * 10

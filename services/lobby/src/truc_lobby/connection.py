@@ -6,6 +6,11 @@ server, ``redis+cluster://``/``rediss+cluster://`` for any node of a Redis
 Cluster. Every lobby key carries the hash tag ``{lobby}``, so on a cluster the
 whole lobby lives in one slot of one node and every script and MGET stays there;
 the cluster client still follows that slot when it moves (failover, resharding).
+redis-py's cluster client cannot wait for a free connection (beyond its cap a
+call fails at once), so on a cluster the lobby has no cap: it opens as many
+connections to the node as its calls in flight need, which the lobby's light
+load keeps small (the game service bounds its own, heavier, traffic by making
+calls wait their turn instead).
 Ticket watchers subscribe on a plain client of the URL's node: Redis Cluster
 forwards every ``PUBLISH`` to every node.
 """
@@ -34,13 +39,11 @@ def _split(url: str) -> tuple[bool, str]:
 
 
 def connect(url: str, *, max_connections: int) -> RedisClient:
-    """At most ``max_connections`` connections (per node of a cluster, where a
-    call beyond them fails at once instead of waiting up to 5 s)."""
+    """On one server, at most ``max_connections`` connections (a call waits up to
+    5 s for one); on a cluster, as many as needed (above)."""
     cluster, plain = _split(url)
     if cluster:
-        client: RedisCluster = RedisCluster.from_url(
-            plain, max_connections=max_connections, socket_connect_timeout=_TIMEOUT
-        )
+        client: RedisCluster = RedisCluster.from_url(plain, socket_connect_timeout=_TIMEOUT)
         return client
     pool = BlockingConnectionPool.from_url(
         url, max_connections=max_connections, timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT

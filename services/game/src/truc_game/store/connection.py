@@ -11,9 +11,12 @@ and sends each command, script and pipeline part to the node owning its keys'
 slot. Every key of a game carries its shard's hash tag (:mod:`.keys`), so each
 Lua script touches one slot. Differences to know:
 
-* ``max_connections`` caps the connections *per node*, and the cluster client
-  does not wait for a free one: a call beyond the cap fails at once
-  (``MaxConnectionsError``).
+* The cluster client keeps a pool per node and does not wait for a free
+  connection (a call beyond the cap fails at once with ``MaxConnectionsError``).
+  So the client here waits instead: at most ``max_connections`` calls are in
+  flight (a call waits up to 5 s for its turn, as on the blocking pool of one
+  server), and each holds at most one connection per node, so no node's pool
+  of that size ever runs out.
 * The cluster client has no pub/sub. Redis Cluster forwards every ``PUBLISH``
   (also from a script) to every node, so :func:`subscriber` opens a plain
   connection to the node of the URL and the watchers listen there.
@@ -24,11 +27,16 @@ Lua script touches one slot. Differences to know:
 
 from __future__ import annotations
 
-from typing import TypeAlias
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from contextvars import ContextVar
+from typing import Any, TypeAlias
 
 from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 __all__ = ["CLUSTER_SCHEMES", "RedisClient", "connect", "is_cluster", "script", "subscriber"]
 
@@ -39,6 +47,53 @@ CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 """URL schemes selecting the cluster client, and the scheme each stands for."""
 
 _CONNECT_TIMEOUT = 5.0
+_WAIT_SECONDS = 5.0
+
+_holding: ContextVar[bool] = ContextVar("truc_redis_holding", default=False)
+"""Whether this task already holds a turn (a pipeline re-sending a redirected
+command, a command sent to several nodes): it then does not wait for another."""
+
+
+class _WaitingCluster(RedisCluster):
+    """A ``RedisCluster`` whose calls take turns: ``turns`` in flight at most."""
+
+    turns: asyncio.Semaphore
+
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        if _holding.get():
+            yield
+            return
+        try:
+            async with asyncio.timeout(_WAIT_SECONDS):
+                await self.turns.acquire()
+        except TimeoutError:
+            raise RedisConnectionError(
+                f"no Redis cluster connection free for {_WAIT_SECONDS:g} s"
+            ) from None
+        token = _holding.set(True)
+        try:
+            yield
+        finally:
+            _holding.reset(token)
+            self.turns.release()
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        async with self.turn():
+            return await super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> Any:
+        if transaction or shard_hint:
+            return super().pipeline(transaction, shard_hint)  # raises: not on a cluster
+        return _WaitingPipeline(self)  # type: ignore[abstract]  # as redis-py itself does
+
+
+class _WaitingPipeline(ClusterPipeline):
+    _client: _WaitingCluster
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> Any:
+        async with self._client.turn():
+            return await super().execute(raise_on_error, allow_redirections)
 
 
 def is_cluster(url: str) -> bool:
@@ -56,11 +111,12 @@ def connect(url: str, *, max_connections: int) -> RedisClient:
     """The client for ``url``: at most ``max_connections`` connections (per node
     of a cluster). Nothing is connected until the first command."""
     if is_cluster(url):
-        cluster: RedisCluster = RedisCluster.from_url(
+        cluster: _WaitingCluster = _WaitingCluster.from_url(
             _plain(url),
             max_connections=max_connections,
             socket_connect_timeout=_CONNECT_TIMEOUT,
         )
+        cluster.turns = asyncio.Semaphore(max_connections)
         return cluster
     pool = BlockingConnectionPool.from_url(
         url,
