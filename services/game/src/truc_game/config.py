@@ -5,7 +5,7 @@
 | ``REDIS_URL`` | (none) | Redis to use; unset: ``truc-game`` starts its own bundled server |
 | | | ``redis+cluster://`` / ``rediss+cluster://``: a Redis Cluster (``store/connection.py``) |
 | ``TRUC_REDIS_MAX_CONNECTIONS`` | ``64`` | Redis connections per replica (wait: 5 s) |
-| | | on a cluster: per node, and a call beyond them fails instead of waiting |
+| | | on a cluster: calls in flight (each holds a connection per node at most) |
 | ``TRUC_GAME_HOST`` | ``127.0.0.1`` | address to listen on (``0.0.0.0`` in containers) |
 | ``TRUC_GAME_PORT`` | ``50051`` | gRPC port (0: pick a free one and log it) |
 | ``TRUC_DEV_MODE`` | ``0`` | ``1`` allows the built-in development JWT secret |
