@@ -1,6 +1,7 @@
 """The game service and the lobby on a real Redis Cluster (``redis+cluster://``):
 six clients queue through the lobby, are seated and play a whole short match
-with a spectator watching; the lobby records the result (ListGames). Games
+with a spectator watching; the lobby records the result (ListGames). A lone
+player gets five server-side bots (the lobby's bot-job stream). Games
 created on every node are played and watched too: each commit's PUBLISH on one
 node reaches the watch hub subscribed on another."""
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 import grpc
 import pytest
 from redis.asyncio.cluster import RedisCluster
-from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
+from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc, lobby_pb2
 
 from tests.client.test_client import play_seat
 from tests.lobby_service.conftest import Stack
@@ -31,7 +32,8 @@ SHORT = game_pb2.RuleOptions(target_score=1, manches_to_win=1)
 
 @pytest.fixture(scope="module")
 def cluster_stack(redis_cluster: RedisClusterNodes) -> Iterator[Stack]:
-    started = Stack(redis_cluster.url, TRUC_BOT_WAIT_SECONDS="0", TRUC_MATCH_INTERVAL_MS="50")
+    # Bots fill a table after 2 s: the six humans below queue well within that.
+    started = Stack(redis_cluster.url, TRUC_BOT_WAIT_SECONDS="2", TRUC_MATCH_INTERVAL_MS="50")
     yield started
     started.stop()
 
@@ -213,3 +215,18 @@ def test_calls_beyond_the_connection_cap_wait_for_their_turn(
     counted, sums = asyncio.run(main())
     assert counted == [1] * 60
     assert sums == [60] * 10
+
+
+def test_a_lone_player_gets_five_bots_who_play_the_match_out(cluster_stack: Stack) -> None:
+    async def main() -> tuple[lobby_pb2.Ticket, game_pb2.GameView]:
+        lobby, game = cluster_stack.lobbies[1].address, cluster_stack.game.address
+        async with TrucClient(lobby, game) as client:
+            await client.sign_in_guest("alone-on-a-cluster")
+            queued = await client.queue(options=SHORT)
+            ticket = await client.wait_until_seated(queued.name, timeout=30)
+            final, _, _ = await asyncio.wait_for(play_seat(client, ticket.game, 3), 60)
+            return ticket, final
+
+    ticket, final = asyncio.run(main())
+    assert sum(assignment.bot for assignment in ticket.table) == 5
+    assert final.finished
