@@ -105,13 +105,13 @@ $(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
 
 $(STAMP): constraints.txt requirements-dev.txt services/game/pyproject.toml \
 		services/lobby/pyproject.toml services/gateway/pyproject.toml clients/python/pyproject.toml \
-		libs/telemetry/pyproject.toml
+		libs/telemetry/pyproject.toml libs/redis/pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 is required"; exit 1; }
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt --no-build-isolation \
-		-e clients/python -e libs/telemetry -e services/game -e services/lobby -e services/gateway
+		-e clients/python -e libs/telemetry -e libs/redis -e services/game -e services/lobby -e services/gateway
 	touch $(STAMP)
 
 clean:

@@ -1,8 +1,8 @@
 """The layering rules, checked on the source: the rules engine is pure, and the
-two services, the REST gateway and what they share to be observed
-(truc_telemetry) never import each other (the services talk only through
-gRPC; the gateway knows only the protocol, truc.v1, and truc_telemetry;
-telemetry none of them)."""
+two services, the REST gateway and what the services share (truc_telemetry to
+be observed, truc_redis to reach Redis) never import each other (the services
+talk only through gRPC; the gateway knows only the protocol, truc.v1, and
+truc_telemetry, never Redis; the shared libraries none of them)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ LOBBY = ROOT / "services/lobby/src/truc_lobby"
 CLIENT = ROOT / "clients/python/src/truc_client"
 GATEWAY = ROOT / "services/gateway/src/truc_gateway"
 TELEMETRY = ROOT / "libs/telemetry/src/truc_telemetry"
+REDIS = ROOT / "libs/redis/src/truc_redis"
 
 # What the pure engine may import: the standard library's pure parts only.
 PURE_STDLIB = {
@@ -83,6 +84,13 @@ def test_the_rules_engine_uses_no_global_randomness() -> None:
         (TELEMETRY, "truc_gateway"),
         (TELEMETRY, "truc_client"),
         (RULES, "truc_telemetry"),
+        (REDIS, "truc_game"),
+        (REDIS, "truc_lobby"),
+        (REDIS, "truc_gateway"),
+        (REDIS, "truc_client"),
+        (REDIS, "truc_telemetry"),
+        (RULES, "truc_redis"),
+        (GATEWAY, "truc_redis"),
     ],
 )
 def test_services_and_client_do_not_import_each_other(folder: Path, forbidden: str) -> None:

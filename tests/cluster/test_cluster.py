@@ -22,8 +22,8 @@ from tests.lobby_service.conftest import Stack
 from tests.service.conftest import LOBBY, SECRET
 from truc_client.client import TrucClient
 from truc_game.auth import issue_token
-from truc_game.store.connection import connect, script
 from truc_game.store.keys import Keys
+from truc_redis.connection import connect, script
 
 from .conftest import RedisClusterNodes
 

@@ -3,7 +3,7 @@
 | variable | default | meaning |
 |---|---|---|
 | ``REDIS_URL`` | (none) | Redis to use; unset: ``truc-game`` starts its own bundled server |
-| | | ``redis+cluster://`` / ``rediss+cluster://``: a Redis Cluster (``store/connection.py``) |
+| | | ``redis+cluster://`` / ``rediss+cluster://``: a Redis Cluster (``truc_redis.connection``) |
 | ``TRUC_REDIS_MAX_CONNECTIONS`` | ``64`` | Redis connections per replica (wait: 5 s) |
 | | | on a cluster: calls in flight (each holds a connection per node at most) |
 | ``TRUC_GAME_HOST`` | ``127.0.0.1`` | address to listen on (``0.0.0.0`` in containers) |

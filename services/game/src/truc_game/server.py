@@ -42,6 +42,7 @@ from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2
 
 from truc_client.balancing import connection_age
+from truc_redis.connection import RedisClient, connect, subscriber
 from truc_telemetry import logs, tracing
 from truc_telemetry import metrics as telemetry
 from truc_telemetry.interceptor import RpcInterceptor
@@ -52,7 +53,6 @@ from .auth import TokenVerifier
 from .config import DEV_SECRET, ConfigError, Settings
 from .redis_server import RedisServer
 from .service import GameService
-from .store.connection import RedisClient, connect, subscriber
 from .store.redis_store import GameStore
 from .watch import WatchHub
 

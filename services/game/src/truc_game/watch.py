@@ -54,7 +54,7 @@ class WatchHub:
     def __init__(self, redis: Redis, store: GameStore, *, heal_seconds: float = 5.0) -> None:
         """``redis``: where to subscribe; on a Redis Cluster a plain client of any
         one node (every node gets every publication), see
-        :func:`truc_game.store.connection.subscriber`."""
+        :func:`truc_redis.connection.subscriber`."""
         self._store = store
         self._heal_seconds = heal_seconds
         self._pubsub = redis.pubsub(ignore_subscribe_messages=True)

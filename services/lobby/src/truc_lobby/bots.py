@@ -20,8 +20,8 @@ from redis.exceptions import RedisError, ResponseError
 from truc.v1 import game_service_pb2_grpc
 
 from truc_client.bots import BotPlayer, HeuristicPolicy
+from truc_redis.connection import RedisClient
 
-from .connection import RedisClient
 from .store import BOT_JOBS
 
 __all__ = ["BotRunner"]

@@ -3,7 +3,7 @@
 | variable | default | meaning |
 |---|---|---|
 | ``REDIS_URL`` | (required) | the lobby's Redis (the game service's may be another) |
-| | | ``redis+cluster://`` / ``rediss+cluster://``: a Redis Cluster (``connection.py``) |
+| | | ``redis+cluster://`` / ``rediss+cluster://``: a Redis Cluster (``truc_redis.connection``) |
 | ``TRUC_LOBBY_HOST``, ``_PORT`` | ``127.0.0.1``, ``50052`` | where to listen (0: any port) |
 | ``TRUC_GAME_ADDRESS`` | ``127.0.0.1:50051`` | the game service |
 | ``TRUC_DEV_MODE`` | ``0`` | ``1`` allows the built-in development JWT secret |

@@ -21,7 +21,8 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
-from .connection import RedisClient
+from truc_redis.connection import RedisClient
+
 from .store import P
 
 __all__ = [

@@ -27,7 +27,8 @@ import grpc
 from redis.exceptions import RedisError
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
-from .connection import RedisClient, script
+from truc_redis.connection import RedisClient, script
+
 from .history import HISTORY_LIMIT, GameRecord, history_key, summary_key
 from .store import RATINGS, P, player_key
 from .tokens import TokenIssuer

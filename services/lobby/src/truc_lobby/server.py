@@ -32,6 +32,7 @@ from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2_grpc, lobby_service_pb2
 
 from truc_client.balancing import ROUND_ROBIN, connection_age
+from truc_redis.connection import RedisClient, connect, subscriber
 from truc_telemetry import logs, tracing
 from truc_telemetry import metrics as telemetry
 from truc_telemetry.interceptor import RpcInterceptor
@@ -40,7 +41,6 @@ from . import metrics
 from .api import LobbyServicer, add_to_server
 from .bots import BotRunner
 from .config import DEV_SECRET, ConfigError, Settings
-from .connection import RedisClient, connect, subscriber
 from .history import GameHistory
 from .matcher import Matcher
 from .results import ResultsFollower

@@ -28,9 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from truc_redis.connection import RedisClient, script
 from truc_telemetry.metrics import timed
-
-from .connection import RedisClient, script
 
 __all__ = ["LobbyStore", "StoredTicket"]
 

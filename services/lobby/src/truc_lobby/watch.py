@@ -22,7 +22,7 @@ class TicketHub:
 
     def __init__(self, redis: Redis) -> None:
         """``redis``: where to subscribe (on a Redis Cluster, a plain client of one
-        node: :func:`truc_lobby.connection.subscriber`)."""
+        node: :func:`truc_redis.connection.subscriber`)."""
         self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
         self._waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
         self._task: asyncio.Task[None] | None = None

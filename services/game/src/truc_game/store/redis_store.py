@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from truc_redis.connection import RedisClient, script
 from truc_telemetry.metrics import timed
 
 from . import keys
-from .connection import RedisClient, script
 from .keys import Keys
 
 __all__ = [

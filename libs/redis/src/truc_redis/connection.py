@@ -1,4 +1,5 @@
-"""The Redis client of ``REDIS_URL``: one server, or a Redis Cluster.
+"""The Redis client of ``REDIS_URL``, for the game service and the lobby: one
+server, or a Redis Cluster.
 
 ``redis://`` and ``rediss://`` (TLS) name one server (a single primary, which
 may be a managed service with failover); the client is a ``redis.asyncio.Redis``
@@ -8,8 +9,9 @@ on a blocking pool: a call waits (up to 5 s) for a free connection.
 (a managed service's configuration endpoint is best): the client is a
 ``redis.asyncio.cluster.RedisCluster``, which learns the slot map from that node
 and sends each command, script and pipeline part to the node owning its keys'
-slot. Every key of a game carries its shard's hash tag (:mod:`.keys`), so each
-Lua script touches one slot. Differences to know:
+slot. Every key of a game carries its shard's hash tag
+(``truc_game.store.keys``) and every lobby key ``{lobby}``, so each Lua script
+touches one slot. Differences to know:
 
 * The cluster client keeps a pool per node and does not wait for a free
   connection (a call beyond the cap fails at once with ``MaxConnectionsError``).
