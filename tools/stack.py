@@ -73,6 +73,8 @@ def running_stack(
                     "TRUC_LOBBY_PORT": str(port),
                     "TRUC_GATEWAY_PORT": str(port),
                 }
+                if port == 0:  # on free ports (make run): metrics too, beside any other stack
+                    env_for["TRUC_METRICS_PORT"] = "-1"
                 if name != "game":
                     env_for["TRUC_GAME_ADDRESS"] = addresses["game"]
                 if name == "gateway":
