@@ -42,6 +42,11 @@ def hand_built_view() -> game_pb2.GameView:
         eldest=0,
         scores=game_pb2.Score(team_a=11, team_b=14),
         manches=game_pb2.Score(team_a=1, team_b=0),
+        history=[
+            game_pb2.MancheResult(
+                winner=game_pb2.TEAM_A, scores=game_pb2.Score(team_a=25, team_b=19)
+            )
+        ],
         espintou=[game_pb2.TEAM_B],
         stake=2,
         stake_call=game_pb2.CALL_TRUC,
@@ -109,6 +114,7 @@ def test_the_table_shows_seats_scores_stake_pending_call_signals_and_timer() -> 
         "shown JCo☀",  # revealed by a showdown: public
         "points A 11 - B 14*",
         "manches A 1 - B 0 (to 2)",
+        "manches played: A won 25-19",
         "tricks won: A 1 · B 0",
         "TRUC accepted by team B",
         "worth 2 points",

@@ -173,6 +173,11 @@ def _scores(view: game_pb2.GameView) -> Text:
     line.append(f" (to {manches}){'  · la belle' if view.belle else ''}")
     if espintou:
         line.append("   * espintou", style="dim")
+    if view.history:  # the manches played, with their final scores
+        played = ", ".join(
+            f"{team_name(m.winner)} won {m.scores.team_a}-{m.scores.team_b}" for m in view.history
+        )
+        line.append(f"\nmanches played: {played}", style="dim")
     return line
 
 
