@@ -119,6 +119,10 @@ def describe(event: game_pb2.Event) -> str | None:
         label = "la belle" if hand_started.belle else f"manche {hand_started.manche}"
         dealer, eldest = seat_name(hand_started.dealer), seat_name(hand_started.eldest)
         return f"── hand {hand_started.hand_number} ({label}): {dealer} deals, {eldest} leads"
+    if kind == "deck_cut":
+        return f"{seat_name(event.deck_cut.seat)} cuts the pack at {event.deck_cut.position}"
+    if kind == "deals_exhausted":
+        return "no deal left"
     if kind == "cards_dealt":
         cards_dealt = event.cards_dealt
         extra = [f"flor {cards_dealt.flor}"] if cards_dealt.HasField("flor") else []

@@ -10,7 +10,9 @@ from __future__ import annotations
 import random
 from typing import TextIO
 
-from .narration import describe
+from truc_client.narration import describe
+
+from .api.convert import event_to_proto
 from .rules import (
     GameState,
     PlayCard,
@@ -40,8 +42,8 @@ def play_demo(*, seed: int, max_hands: int, out: TextIO) -> int:
     transition: Transition = new_game(seed=seed)
     actions = 0
     while True:
-        for event in transition.events:
-            line = describe(event)
+        for event in transition.events:  # told as clients tell them: one narration
+            line = describe(event_to_proto(event, actions + 1))
             if line is not None:
                 print(line, file=out)
         state = transition.state
