@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, TypeAlias
 
@@ -39,8 +39,17 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
-__all__ = ["CLUSTER_SCHEMES", "RedisClient", "connect", "is_cluster", "script", "subscriber"]
+__all__ = [
+    "CLUSTER_SCHEMES",
+    "RedisClient",
+    "connect",
+    "follow_reachability",
+    "is_cluster",
+    "script",
+    "subscriber",
+]
 
 RedisClient: TypeAlias = Redis | RedisCluster
 """What the stores take: either client runs the same commands and scripts."""
@@ -144,3 +153,26 @@ def script(client: RedisClient, source: str) -> AsyncScript:
     NOSCRIPT), sent to the node of the keys' slot on a cluster. redis-py types
     ``register_script`` for ``Redis`` only; its cluster client supports it."""
     return AsyncScript(client, source)  # type: ignore[arg-type]
+
+
+async def follow_reachability(
+    client: RedisClient,
+    changed: Callable[[bool, bool], Awaitable[None]],
+    *,
+    every: float = 1.0,
+    timeout: float = 2.0,
+) -> None:
+    """PING ``client`` every ``every`` seconds, forever; ``changed(reachable, first)``
+    is awaited after the first PING and whenever the answer flips (the services
+    turn it into their readiness: NOT_SERVING while Redis does not answer)."""
+    reachable: bool | None = None
+    while True:
+        try:
+            await asyncio.wait_for(client.ping(), timeout=timeout)
+            ok = True
+        except (RedisError, OSError, TimeoutError):
+            ok = False
+        if ok != reachable:
+            await changed(ok, reachable is None)
+            reachable = ok
+        await asyncio.sleep(every)

@@ -42,7 +42,7 @@ from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2
 
 from truc_client.balancing import connection_age
-from truc_redis.connection import RedisClient, connect, subscriber
+from truc_redis.connection import RedisClient, connect, follow_reachability, subscriber
 from truc_telemetry import logs, tracing
 from truc_telemetry import metrics as telemetry
 from truc_telemetry.interceptor import RpcInterceptor
@@ -124,25 +124,19 @@ class GameServer:
 
     async def _probe_redis(self) -> None:
         """NOT_SERVING whenever Redis does not answer."""
-        serving: bool | None = None
-        while True:
-            try:
-                await asyncio.wait_for(self.redis.ping(), timeout=2.0)
-                ok = True
-            except (RedisError, OSError, TimeoutError):
-                ok = False
-            if ok != serving:
-                status = (
-                    health_pb2.HealthCheckResponse.SERVING
-                    if ok
-                    else health_pb2.HealthCheckResponse.NOT_SERVING
-                )
-                for name in ("", SERVICE_NAME):
-                    await self.health.set(name, status)
-                if serving is not None or not ok:
-                    log.warning("redis %s", "reachable again" if ok else "unreachable: NOT_SERVING")
-                serving = ok
-            await asyncio.sleep(1.0)
+
+        async def changed(ok: bool, first: bool) -> None:
+            status = (
+                health_pb2.HealthCheckResponse.SERVING
+                if ok
+                else health_pb2.HealthCheckResponse.NOT_SERVING
+            )
+            for name in ("", SERVICE_NAME):
+                await self.health.set(name, status)
+            if not first or not ok:
+                log.warning("redis %s", "reachable again" if ok else "unreachable: NOT_SERVING")
+
+        await follow_reachability(self.redis, changed)
 
     async def _sweep_deadlines(self) -> None:
         """Act for seats whose turn deadline has passed (any replica may do it)."""

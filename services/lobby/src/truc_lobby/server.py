@@ -32,7 +32,7 @@ from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2_grpc, lobby_service_pb2
 
 from truc_client.balancing import ROUND_ROBIN, connection_age
-from truc_redis.connection import RedisClient, connect, subscriber
+from truc_redis.connection import RedisClient, connect, follow_reachability, subscriber
 from truc_telemetry import logs, tracing
 from truc_telemetry import metrics as telemetry
 from truc_telemetry.interceptor import RpcInterceptor
@@ -126,23 +126,18 @@ class LobbyServer:
             await asyncio.sleep(1.0)
 
     async def _probe_redis(self) -> None:
-        serving: bool | None = None
-        while True:
-            try:
-                await asyncio.wait_for(self.redis.ping(), timeout=2.0)
-                ok = True
-            except (RedisError, OSError, TimeoutError):
-                ok = False
-            if ok != serving:
-                status = (
-                    health_pb2.HealthCheckResponse.SERVING
-                    if ok
-                    else health_pb2.HealthCheckResponse.NOT_SERVING
-                )
-                for name in ("", SERVICE_NAME) if self.settings.serves_api else ("",):
-                    await self.health.set(name, status)
-                serving = ok
-            await asyncio.sleep(1.0)
+        """NOT_SERVING whenever Redis does not answer."""
+
+        async def changed(ok: bool, first: bool) -> None:
+            status = (
+                health_pb2.HealthCheckResponse.SERVING
+                if ok
+                else health_pb2.HealthCheckResponse.NOT_SERVING
+            )
+            for name in ("", SERVICE_NAME) if self.settings.serves_api else ("",):
+                await self.health.set(name, status)
+
+        await follow_reachability(self.redis, changed)
 
 
 def build_server(settings: Settings) -> LobbyServer:
