@@ -17,7 +17,7 @@ from typing import Final, Protocol
 import grpc
 from truc.v1 import cards_pb2, game_pb2, game_service_pb2
 
-from .client import TrucError, game_version, is_over, retry_after_ms
+from .client import TrucError, game_version, is_over, rate_limit_wait
 
 __all__ = [
     "BotError",
@@ -741,7 +741,7 @@ class BotPlayer:
                     await asyncio.sleep(self._delay(attempt))
                     continue  # the same request id: applied at most once
                 if code == grpc.StatusCode.RESOURCE_EXHAUSTED and not last:
-                    await asyncio.sleep(self._retry_after(error))
+                    await asyncio.sleep(rate_limit_wait(error, self._max_backoff))
                     continue
                 if code == grpc.StatusCode.ABORTED:
                     return "refresh"
@@ -754,7 +754,3 @@ class BotPlayer:
             self.actions += 1
             return "applied"
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _retry_after(self, error: grpc.aio.AioRpcError) -> float:
-        wait = retry_after_ms(error)
-        return self._max_backoff if wait is None else min(self._max_backoff * 5, wait / 1000)

@@ -53,6 +53,7 @@ __all__ = [
     "TrucError",
     "game_version",
     "is_over",
+    "rate_limit_wait",
     "retry_after_ms",
 ]
 
@@ -132,6 +133,13 @@ def retry_after_ms(error: grpc.RpcError) -> int | None:
         if key == "retry_after_ms" and isinstance(value, str) and value.isdigit():
             return int(value)
     return None
+
+
+def rate_limit_wait(error: grpc.RpcError, max_backoff: float) -> float:
+    """Seconds to wait before resending after RATE_LIMITED: what the answer asks
+    (at most ``5 * max_backoff``), else ``max_backoff``."""
+    wait = retry_after_ms(error)
+    return max_backoff if wait is None else min(max_backoff * 5, wait / 1000)
 
 
 def _name(prefix: str, name: str) -> str:
@@ -486,7 +494,7 @@ class TrucClient:
                 if code in _RETRY_CODES and await retries.wait():
                     continue  # the same request id: applied at most once
                 if code == grpc.StatusCode.RESOURCE_EXHAUSTED and await retries.wait(
-                    self._retry_after(rpc_error)
+                    rate_limit_wait(rpc_error, self._max_backoff)
                 ):
                     continue
                 error = TrucError.from_rpc(rpc_error)
@@ -494,10 +502,6 @@ class TrucClient:
                     raise StaleView(error, await self.get_game(game)) from None
                 raise error from None
             return reply
-
-    def _retry_after(self, error: grpc.aio.AioRpcError) -> float:
-        wait = retry_after_ms(error)
-        return self._max_backoff if wait is None else min(self._max_backoff * 5, wait / 1000)
 
     async def play(
         self, name: str, card: cards_pb2.Card, *, etag: str = ""
