@@ -9,12 +9,12 @@ NODE_CLIENT := clients/node
 NODE_STAMP := $(NODE_CLIENT)/node_modules/.installed
 HAVE_NODE := $(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo yes)
 
-PROTO_OUT := clients/python/src
+PROTO_OUT := libs/protocol/src
 PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I proto \
 	--python_out=$(1) --mypy_out=$(1) --grpc_python_out=$(1) --mypy_grpc_out=$(1) \
 	$(sort $(wildcard proto/truc/v1/*.proto))
 
-.PHONY: run test lint format bench serve load scenarios venv clean proto proto-check openapi \
+.PHONY: run test test-unit lint format bench serve load scenarios venv clean proto proto-check openapi \
 	openapi-check node-deps k8s-validate
 
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
@@ -27,6 +27,10 @@ run: $(STAMP)
 test: proto-check openapi-check lint k8s-validate node-deps $(STAMP)
 	$(BIN)/truc scenario tests/scenarios/public/*.json tests/scenarios/rules/*.json > /dev/null
 	$(BIN)/pytest
+
+## test-unit: the fast unit tests only (no Redis, no servers, no processes): the inner loop
+test-unit: $(STAMP)
+	$(BIN)/pytest -m unit
 
 ## proto: format and lint the protocol (buf), check breaking changes against main, regenerate stubs
 proto: $(STAMP)
@@ -105,13 +109,15 @@ $(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
 
 $(STAMP): constraints.txt requirements-dev.txt services/game/pyproject.toml \
 		services/lobby/pyproject.toml services/gateway/pyproject.toml clients/python/pyproject.toml \
-		libs/telemetry/pyproject.toml libs/redis/pyproject.toml
+		libs/rules/pyproject.toml libs/protocol/pyproject.toml libs/service/pyproject.toml libs/bots/pyproject.toml \
+		libs/telemetry/pyproject.toml libs/redis/pyproject.toml dev/redis/pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 is required"; exit 1; }
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt --no-build-isolation \
-		-e clients/python -e libs/telemetry -e libs/redis -e services/game -e services/lobby -e services/gateway
+		-e libs/rules -e libs/protocol -e libs/telemetry -e libs/redis -e libs/service -e libs/bots -e dev/redis \
+		-e clients/python -e services/game -e services/lobby -e services/gateway
 	touch $(STAMP)
 
 clean:

@@ -13,7 +13,7 @@ import random
 import statistics
 import time
 
-from truc_game.rules import (
+from truc_rules import (
     Action,
     GameState,
     PlayCard,

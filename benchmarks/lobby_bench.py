@@ -27,8 +27,8 @@ from redis import Redis
 from truc.v1 import lobby_service_pb2, lobby_service_pb2_grpc
 
 from service_bench import start_process
+from truc_dev_redis import RedisServer
 from truc_game.config import DEV_SECRET
-from truc_game.redis_server import RedisServer
 
 
 def token(player: str) -> str:

@@ -24,11 +24,11 @@ from redis import Redis
 from truc.v1 import game_service_pb2, game_service_pb2_grpc
 
 from service_bench import start_process
-from truc_client.bots import BotPlayer, HeuristicPolicy
-from truc_game.auth import issue_token
+from truc_bots import BotPlayer, HeuristicPolicy
+from truc_dev_redis import RedisServer
+from truc_game.adapters.redis_keys import Keys
 from truc_game.config import DEV_SECRET
-from truc_game.redis_server import RedisServer
-from truc_game.store.keys import Keys
+from truc_service.tokens import issue_token
 
 
 def dataset_bytes(redis: Redis) -> int:

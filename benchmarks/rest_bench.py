@@ -40,9 +40,9 @@ from service_bench import (
     run_service,
     start_process,
 )
-from truc_game.auth import issue_token
+from truc_dev_redis import RedisServer
 from truc_game.config import DEV_SECRET
-from truc_game.redis_server import RedisServer
+from truc_service.tokens import issue_token
 
 Result = tuple[int, float, list[float]]
 

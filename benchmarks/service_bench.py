@@ -38,11 +38,10 @@ import grpc
 import uvloop
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
-from truc_game.api.convert import action_to_proto, card_to_proto
-from truc_game.auth import issue_token
+from truc_dev_redis import RedisServer
 from truc_game.config import DEV_SECRET
-from truc_game.redis_server import RedisServer
-from truc_game.rules import (
+from truc_protocol.convert import action_to_proto, card_to_proto
+from truc_rules import (
     DECK,
     PlayCard,
     SendDirective,
@@ -52,6 +51,7 @@ from truc_game.rules import (
     legal_actions,
     new_game,
 )
+from truc_service.tokens import issue_token
 
 HERE = Path(__file__).resolve().parent
 DEALS_PER_GAME = 2

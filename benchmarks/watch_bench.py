@@ -47,7 +47,7 @@ from service_bench import (
     script_batches,
     start_game_service,
 )
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 _WATCH = "/truc.v1.GameService/WatchGame"
 _SUBMIT = "/truc.v1.GameService/SubmitAction"

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 _LISTENING = re.compile(r"listening on [^:]+:(\d+)")
 

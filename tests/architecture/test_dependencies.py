@@ -1,37 +1,78 @@
-"""The layering rules, checked on the source: the rules engine is pure, and the
-two services, the REST gateway and what the services share (truc_telemetry to
-be observed, truc_redis to reach Redis) never import each other (the services
-talk only through gRPC; the gateway knows only the protocol, truc.v1, and
-truc_telemetry, never Redis; the shared libraries none of them)."""
+"""The layering rules, checked on the source and on what importing a module loads.
+
+The packages, bottom up (each may import only those below it)::
+
+    truc_rules      the pure rules: the standard library only
+    truc_protocol   generated truc.v1 stubs + proto <-> rules conversion, errors
+    truc_telemetry, truc_redis, truc_bots, truc_service (the service kit)
+    truc_game, truc_lobby, truc_gateway    the services (never each other)
+    truc_client     the client library and the truc command (rich lives here)
+    truc_dev_redis  development only: never imported by a service or library
+
+Inside the game service: the use cases (service, deadlines, ports, names, the
+in-memory adapter) import neither grpc nor redis, not even through what they
+import; ``api/`` imports no store adapter and no Redis.
+"""
 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-RULES = ROOT / "services/game/src/truc_game/rules"
-GAME = ROOT / "services/game/src/truc_game"
-LOBBY = ROOT / "services/lobby/src/truc_lobby"
-CLIENT = ROOT / "clients/python/src/truc_client"
-GATEWAY = ROOT / "services/gateway/src/truc_gateway"
+RULES = ROOT / "libs/rules/src/truc_rules"
+PROTOCOL = ROOT / "libs/protocol/src/truc_protocol"
+SERVICE_KIT = ROOT / "libs/service/src/truc_service"
+BOTS = ROOT / "libs/bots/src/truc_bots"
 TELEMETRY = ROOT / "libs/telemetry/src/truc_telemetry"
 REDIS = ROOT / "libs/redis/src/truc_redis"
+DEV_REDIS = ROOT / "dev/redis/src/truc_dev_redis"
+GAME = ROOT / "services/game/src/truc_game"
+LOBBY = ROOT / "services/lobby/src/truc_lobby"
+GATEWAY = ROOT / "services/gateway/src/truc_gateway"
+CLIENT = ROOT / "clients/python/src/truc_client"
 
-# What the pure engine may import: the standard library's pure parts only.
-PURE_STDLIB = {
-    "__future__",
-    "collections",
-    "dataclasses",
-    "enum",
-    "functools",
-    "itertools",
-    "json",
-    "random",
-    "types",
-    "typing",
+FIRST_PARTY = {
+    "truc",
+    "truc_rules",
+    "truc_protocol",
+    "truc_service",
+    "truc_bots",
+    "truc_telemetry",
+    "truc_redis",
+    "truc_dev_redis",
+    "truc_game",
+    "truc_lobby",
+    "truc_gateway",
+    "truc_client",
+}
+
+# What each package may import of the project's own (besides itself).
+ALLOWED: dict[Path, set[str]] = {
+    RULES: set(),
+    PROTOCOL: {"truc", "truc_rules"},
+    TELEMETRY: set(),
+    REDIS: {"truc_protocol"},
+    BOTS: {"truc", "truc_rules", "truc_protocol"},
+    SERVICE_KIT: {"truc", "truc_protocol", "truc_telemetry"},
+    GAME: {"truc", "truc_rules", "truc_protocol", "truc_service", "truc_redis", "truc_telemetry"},
+    LOBBY: {
+        "truc",
+        "truc_rules",
+        "truc_protocol",
+        "truc_service",
+        "truc_redis",
+        "truc_telemetry",
+        "truc_bots",
+    },
+    GATEWAY: {"truc", "truc_protocol", "truc_service", "truc_telemetry"},
+    CLIENT: {"truc", "truc_rules", "truc_protocol", "truc_bots"},
+    DEV_REDIS: set(),
 }
 
 
@@ -49,12 +90,48 @@ def imports(folder: Path) -> dict[str, set[str]]:
     return found
 
 
-def test_the_rules_engine_imports_nothing_but_pure_standard_modules() -> None:
+def loaded_by(*modules: str) -> set[str]:
+    """Top-level names of every module that importing ``modules`` loads (a fresh interpreter)."""
+    code = (
+        "import importlib, json, sys\n"
+        f"for m in {list(modules)!r}: importlib.import_module(m)\n"
+        "print(json.dumps(sorted({n.split('.')[0] for n in sys.modules})))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=60
+    )
+    return set(json.loads(out.stdout))
+
+
+@pytest.mark.parametrize("package", list(ALLOWED), ids=lambda p: p.name)
+def test_each_package_imports_only_the_layers_below_it(package: Path) -> None:
+    found = imports(package)
+    assert found, f"no sources in {package}"
+    own = package.name
+    for path, names in found.items():
+        project = (names & FIRST_PARTY) - {own}
+        assert project <= ALLOWED[package], f"{path} imports {sorted(project - ALLOWED[package])}"
+
+
+@pytest.mark.parametrize("service", [GAME, LOBBY, GATEWAY], ids=lambda p: p.name)
+def test_no_service_imports_the_client_package(service: Path) -> None:
+    for path, names in imports(service).items():
+        assert "truc_client" not in names, f"{path} imports truc_client"
+        assert "rich" not in names, f"{path} imports rich (terminal output is the client's)"
+
+
+def test_the_rules_library_imports_only_the_standard_library() -> None:
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
     for path, names in imports(RULES).items():
-        assert names <= PURE_STDLIB, f"{path} imports {sorted(names - PURE_STDLIB)}"
+        assert names <= stdlib | {"truc_rules"}, f"{path} imports {sorted(names - stdlib)}"
+    # ... and nothing else is loaded along the way.
+    loaded = loaded_by("truc_rules", "truc_rules.scenario")
+    foreign = {n for n in loaded if n not in stdlib and not n.startswith("_")}
+    assert foreign <= {"truc_rules"}, f"importing truc_rules loads {sorted(foreign)}"
 
 
-def test_the_rules_engine_uses_no_global_randomness() -> None:
+def test_the_rules_library_uses_no_global_randomness_clock_or_io() -> None:
+    forbidden_modules = {"time", "datetime", "os", "io", "socket", "pathlib", "secrets"}
     for path in RULES.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
@@ -64,37 +141,43 @@ def test_the_rules_engine_uses_no_global_randomness() -> None:
                 and node.value.id == "random"
             ):
                 assert node.attr == "Random", f"{path}: random.{node.attr}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id not in ("open", "print", "input"), f"{path}: {node.func.id}()"
+        names = imports(path.parent)[str(path.relative_to(ROOT))]
+        assert not names & forbidden_modules, f"{path} imports {sorted(names & forbidden_modules)}"
 
 
-@pytest.mark.parametrize(
-    ("folder", "forbidden"),
-    [
-        (GAME, "truc_lobby"),
-        (LOBBY, "truc_game"),
-        (CLIENT, "truc_game"),
-        (CLIENT, "truc_lobby"),
-        (GATEWAY, "truc_game"),
-        (GATEWAY, "truc_lobby"),
-        (GATEWAY, "truc_client"),
-        (GAME, "truc_gateway"),
-        (LOBBY, "truc_gateway"),
-        (CLIENT, "truc_gateway"),
-        (TELEMETRY, "truc_game"),
-        (TELEMETRY, "truc_lobby"),
-        (TELEMETRY, "truc_gateway"),
-        (TELEMETRY, "truc_client"),
-        (RULES, "truc_telemetry"),
-        (REDIS, "truc_game"),
-        (REDIS, "truc_lobby"),
-        (REDIS, "truc_gateway"),
-        (REDIS, "truc_client"),
-        (REDIS, "truc_telemetry"),
-        (RULES, "truc_redis"),
-        (GATEWAY, "truc_redis"),
-    ],
-)
-def test_services_and_client_do_not_import_each_other(folder: Path, forbidden: str) -> None:
-    found = imports(folder)
-    assert found, f"no sources in {folder}"
-    for path, names in found.items():
-        assert forbidden not in names, f"{path} imports {forbidden}"
+def test_the_game_use_cases_import_neither_grpc_nor_redis() -> None:
+    loaded = loaded_by(
+        "truc_game.service",
+        "truc_game.deadlines",
+        "truc_game.ports",
+        "truc_game.names",
+        "truc_game.adapters.memory",
+    )
+    assert "grpc" not in loaded
+    assert "redis" not in loaded
+    assert "truc_redis" not in loaded
+
+
+def test_the_game_api_imports_no_store() -> None:
+    for path in sorted((GAME / "api").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                named = [module, *(f"{module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                named = [a.name for a in node.names]
+            else:
+                continue
+            for name in named:
+                assert "adapters" not in name, f"{path} imports {name}"
+                assert name.split(".")[0] not in ("redis", "truc_redis"), f"{path} imports {name}"
+
+
+def test_the_development_redis_is_imported_by_no_service_or_library() -> None:
+    for package in ALLOWED:
+        if package is DEV_REDIS:
+            continue
+        for path, names in imports(package).items():
+            assert "truc_dev_redis" not in names, f"{path} imports the development Redis"

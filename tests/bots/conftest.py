@@ -12,9 +12,9 @@ import grpc
 from truc.v1 import game_pb2, game_service_pb2
 
 from tests.service.conftest import redis_server, replicas  # noqa: F401
-from truc_client.bots import Policy
-from truc_game.api.convert import action_from_proto, view_to_proto
-from truc_game.rules import (
+from truc_bots import Policy
+from truc_protocol.convert import action_from_proto, view_to_proto
+from truc_rules import (
     GameState,
     PeriqueTrickRank,
     Responder,

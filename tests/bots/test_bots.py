@@ -14,10 +14,10 @@ from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
 from tests.rules.play import play, seq, start
 from tests.service.conftest import SECRET, Replica, create_game, new_players
-from truc_client.bots import BotPlayer, HeuristicPolicy, Policy, RandomPolicy, card_class
-from truc_game.api.convert import action_from_proto
-from truc_game.auth import issue_token
-from truc_game.rules import GameState, Prompt, apply_action
+from truc_bots import BotPlayer, HeuristicPolicy, Policy, RandomPolicy, card_class
+from truc_protocol.convert import action_from_proto
+from truc_rules import GameState, Prompt, apply_action
+from truc_service.tokens import issue_token
 
 from .conftest import FlakyStub, engine_view, play_match, random_states
 

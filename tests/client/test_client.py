@@ -17,7 +17,7 @@ from truc.v1 import game_pb2, game_service_pb2, lobby_pb2
 from tests.bots.conftest import FlakyStub
 from tests.lobby_service.conftest import Stack, stack  # noqa: F401
 from tests.service.conftest import redis_server  # noqa: F401
-from truc_client.bots import HeuristicPolicy
+from truc_bots import HeuristicPolicy
 from truc_client.client import StaleView, TicketClosed, TrucClient, TrucError
 from truc_client.narration import describe
 

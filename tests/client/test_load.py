@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +21,13 @@ from tests.lobby_service.conftest import Stack, stack  # noqa: F401
 from tests.service.conftest import redis_server  # noqa: F401
 from truc_client.latency import LatencyHistogram
 from truc_client.load import parse_args, summary_table
+from truc_client.load_report import LoadReport, ReportError, read_report
 
 
 def _truc_load(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """``truc load ARGS`` as a process (through the ``truc`` command's subcommand)."""
     return subprocess.run(
-        [sys.executable, "-m", "truc_game.cli", "load", *args],
+        [sys.executable, "-m", "truc_client.cli", "load", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -54,31 +57,36 @@ def test_a_short_run_plays_whole_games_and_reports_them(
         str(path),
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    report: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    assert report["schema"] == "truc-load/1"
-    assert report["stopped_by"] == "games"
-    assert report["config"]["players"] == 12
-    assert report["games"]["completed"] >= 2
-    assert report["actions"]["submitted"] > 0
-    assert report["actions"]["per_second"] > 0
-    assert report["tickets"]["created"] >= 12
-    assert report["tickets"]["seated"] >= 12
-    assert report["queue_to_seated_ms"]["count"] >= 12
-    assert report["errors"]["fatal"] == 0, report["errors"]
-    assert report["ok"] is True
-    rpcs = report["rpcs"]
+    raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    report = read_report(path)  # the file follows the schema, field by field
+    assert report.to_json() == raw  # and nothing in it is lost or added
+    assert raw["schema"] == "truc-load/1"
+    assert report.stopped_by == "games"
+    assert report.config.players == 12
+    assert report.games.completed >= 2
+    assert report.actions.submitted > 0
+    assert report.actions.per_second > 0
+    assert report.tickets.created >= 12
+    assert report.tickets.seated >= 12
+    assert report.queue_to_seated_ms.count >= 12
+    assert report.errors.fatal == 0, report.errors
+    assert report.ok is True
+    rpcs = report.rpcs
     # No error on the way in or in play. (At the stop a CancelTicket may race the
     # matcher and find its ticket matched already: that is the run ending, counted.)
     for method in ("SignInGuest", "CreateTicket", "WatchTicket", "GetGame", "SubmitAction"):
-        assert rpcs[method]["errors"] == {}, method
+        assert rpcs[method].errors == {}, method
     for method in ("SubmitAction", "WatchGame", "CreateTicket"):
-        latency = rpcs[method]["latency_ms"]
-        assert latency["count"] > 0, method
-        assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"] <= latency["max"], method
-    assert rpcs["SubmitAction"]["ok"] == report["actions"]["submitted"]
+        latency = rpcs[method].latency_ms
+        assert latency.count > 0, method
+        assert 0 < latency.p50 <= latency.p95 <= latency.p99 <= latency.max, method
+    assert rpcs["SubmitAction"].ok == report.actions.submitted
+    assert "messages" not in raw["rpcs"]["SubmitAction"]  # a count of streams only
     # Six watchers see each action: nearly every version is timed six times.
-    assert rpcs["WatchGame"]["latency_ms"]["count"] >= 3 * report["actions"]["submitted"]
-    assert rpcs["WatchGame"]["messages"] >= rpcs["WatchGame"]["latency_ms"]["count"]
+    watch = rpcs["WatchGame"]
+    assert watch.messages is not None
+    assert watch.latency_ms.count >= 3 * report.actions.submitted
+    assert watch.messages >= watch.latency_ms.count
     assert "SubmitAction" in done.stdout and "games completed" in done.stdout
 
 
@@ -171,28 +179,101 @@ def test_an_empty_histogram_and_merging() -> None:
     assert zero.percentile(50) == 0.0
 
 
-def test_the_summary_table_lists_every_method_and_error() -> None:
+def _report(entry: dict[str, Any]) -> dict[str, Any]:
+    """A whole report (as JSON values) with one RPC method."""
     histogram = LatencyHistogram()
     histogram.record(2_000_000)
-    entry = {
+    return {
+        "schema": "truc-load/1",
+        "config": {
+            "lobby": "127.0.0.1:50052",
+            "game": "127.0.0.1:50051",
+            "players": 6,
+            "duration_s": None,
+            "games": 1,
+            "seed": 1,
+            "response_view": "minimal",
+            "target_score": 0,
+            "manches": 0,
+            "think_s": 0.0,
+            "channels": 1,
+            "event_loop": "asyncio",
+        },
+        "stopped_by": "games",
+        "elapsed_s": 1.5,
+        "games": {"completed": 1, "abandoned": 0},
+        "actions": {"submitted": 1, "per_second": 0.7},
+        "tickets": {"created": 6, "seated": 6, "per_second": 4.0},
+        "queue_to_seated_ms": histogram.summary(),
+        "rpcs": {"SubmitAction": entry},
+        "errors": {"total": 2, "fatal": 1, "fatal_examples": ["BotError: stuck"]},
+        "cpu": {"load_process_s": 0.2, "load_process_percent": 13.0},
+        "ok": False,
+    }
+
+
+def _entry() -> dict[str, Any]:
+    histogram = LatencyHistogram()
+    histogram.record(2_000_000)
+    return {
         "calls": 3,
         "ok": 1,
         "latency_ms": histogram.summary(),
         "errors": {"ABORTED/STALE_ETAG": 2},
     }
-    report = {
-        "config": {"players": 6, "event_loop": "asyncio"},
-        "stopped_by": "games",
-        "elapsed_s": 1.5,
-        "games": {"completed": 1, "abandoned": 0},
-        "actions": {"submitted": 1, "per_second": 0.7},
-        "tickets": {"created": 6, "per_second": 4.0, "seated": 6},
-        "queue_to_seated_ms": histogram.summary(),
-        "cpu": {"load_process_s": 0.2, "load_process_percent": 13.0},
-        "rpcs": {"SubmitAction": entry},
-        "errors": {"total": 2, "fatal": 1, "fatal_examples": ["BotError: stuck"]},
-    }
-    table = summary_table(report)
+
+
+def test_the_summary_table_lists_every_method_and_error() -> None:
+    table = summary_table(_report(_entry()))
     assert "SubmitAction" in table
     assert "SubmitAction ABORTED/STALE_ETAG: 2" in table
     assert "fatal errors: 1" in table and "BotError: stuck" in table
+    assert summary_table(LoadReport.parse(_report(_entry()))) == table
+
+
+def test_a_report_reads_back_as_it_was_written(tmp_path: Path) -> None:
+    raw = _report(_entry())
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
+    report = read_report(path)
+    assert json.dumps(report.to_json(), indent=2) == json.dumps(raw, indent=2)
+    assert report.rpcs["SubmitAction"].messages is None
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda r: r.pop("schema"), "schema: missing"),
+        (lambda r: r.update(schema="truc-load/2"), "schema: "),
+        (lambda r: r["config"].update(players="6"), 'config.players: must be an integer, not "6"'),
+        (
+            lambda r: r["rpcs"]["SubmitAction"]["latency_ms"].pop("p99"),
+            "rpcs.SubmitAction.latency_ms.p99: missing",
+        ),
+        (
+            lambda r: r["rpcs"]["SubmitAction"]["errors"].update(x=1.5),
+            "rpcs.SubmitAction.errors.x: ",
+        ),
+        (lambda r: r["games"].update(extra=1), "games.extra: unknown field"),
+        (lambda r: r.update(stopped_by="tired"), "stopped_by: "),
+    ],
+)
+def test_a_malformed_report_is_an_error_naming_the_field(
+    tmp_path: Path, change: Callable[[dict[str, Any]], object], field: str
+) -> None:
+    raw = _report(_entry())
+    change(raw)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(ReportError) as caught:
+        read_report(path)
+    assert str(caught.value).startswith(field), str(caught.value)
+    with pytest.raises(ReportError, match=re.escape(field)):
+        summary_table(raw)
+
+
+def test_a_report_file_that_is_not_json_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    path.write_text('{"schema": ', encoding="utf-8")
+    with pytest.raises(ReportError, match="JSON"):
+        read_report(path)

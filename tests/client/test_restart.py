@@ -22,7 +22,7 @@ from tests.client.test_client import play_seat, seated
 from tests.lobby_service.conftest import Stack
 from tests.service.conftest import redis_server  # noqa: F401
 from truc_client.client import TrucClient
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 
 def _free_port() -> int:

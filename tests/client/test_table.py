@@ -12,9 +12,9 @@ from truc.v1 import cards_pb2, game_pb2
 from truc_client.choices import choices_for, find_choice
 from truc_client.narration import action_text, card_text, describe, prompt_text
 from truc_client.table import render_screen, render_table, seconds_left
-from truc_game.api.convert import card_to_proto, events_to_proto, view_to_proto
-from truc_game.rules import DECK, Card, apply_action, legal_actions, new_game, view_for
-from truc_game.rules.actions import Action, PlayCard
+from truc_protocol.convert import card_to_proto, events_to_proto, view_to_proto
+from truc_rules import DECK, Card, apply_action, legal_actions, new_game, view_for
+from truc_rules.truc_y_flou.actions import Action, PlayCard
 
 NOW = 1_000_000.0
 

@@ -18,7 +18,7 @@ import pytest
 
 from tests.lobby_service.conftest import Stack
 from tests.service.conftest import redis_server  # noqa: F401
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 TURN_SECONDS = 4
 PROMPT = "> your move?"
@@ -42,7 +42,7 @@ def play(
         [
             sys.executable,
             "-m",
-            "truc_game.cli",
+            "truc_client.cli",
             "play",
             "--lobby",
             services.lobbies[0].address,

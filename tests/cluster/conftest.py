@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from truc_game.redis_server import RedisServer, RedisServerStartError, find_redis_server
+from truc_dev_redis import RedisServer, RedisServerStartError, find_redis_server
 
 _BUS_OFFSET = 10_000  # a node's cluster bus listens on its port + 10000
 

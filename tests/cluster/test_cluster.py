@@ -21,9 +21,9 @@ from tests.client.test_client import play_seat
 from tests.lobby_service.conftest import Stack
 from tests.service.conftest import LOBBY, SECRET
 from truc_client.client import TrucClient
-from truc_game.auth import issue_token
-from truc_game.store.keys import Keys
+from truc_game.adapters.redis_keys import Keys
 from truc_redis.connection import connect, script
+from truc_service.tokens import issue_token
 
 from .conftest import RedisClusterNodes
 

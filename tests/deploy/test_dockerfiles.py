@@ -2,8 +2,9 @@
 pinned slim Python 3.11, every COPY source in the build context that
 .dockerignore lets through, installs with the pinned constraints from wheels,
 non-root numeric user, listening on all interfaces, a HEALTHCHECK through the
-service's probe module (gRPC health for the game service and the lobby, HTTP
-``/healthz`` for the gateway), the service's own console script. The wheels the
+probe (gRPC health through ``truc_service.probe`` for the game service and the
+lobby, HTTP ``/healthz`` through ``truc_gateway.probe`` for the gateway), the
+service's own console script. The wheels the
 build stage makes are built here too, and hold the probe modules."""
 
 from __future__ import annotations
@@ -129,7 +130,10 @@ def test_the_dockerfile_builds_from_the_root_context(image: Image) -> None:
     copied = {s.rstrip("/") for group in sources for s in group}
     # The service and every package of this repository it needs (not on PyPI).
     folders = first_party_closure(f"services/{image.folder}")
-    assert {"clients/python", f"services/{image.folder}"} <= folders
+    assert {"libs/rules", "libs/protocol", f"services/{image.folder}"} <= folders
+    # Servers carry neither the client (terminal play, rich, the load generator)
+    # nor the development Redis.
+    assert "clients/python" not in folders and "dev/redis" not in folders, folders
     assert {"constraints.txt", *folders} <= copied
     for folder in folders:
         needed = [f for f in tracked(folder) if f.endswith("pyproject.toml") or "/src/" in f]
@@ -162,10 +166,10 @@ def test_the_runtime_stage_is_non_root_healthchecked_and_runs_the_service(image:
         ports.add(str(image.metrics_port))
     assert set(" ".join(by_keyword["EXPOSE"]).split()) == ports
     (healthcheck,) = by_keyword["HEALTHCHECK"]
-    probe = f'python -m {image.package}.probe "127.0.0.1:${{{image.env_prefix}_PORT}}"'
+    # gRPC health through the kit's probe; the gateway's own HTTP /healthz probe.
+    module = "truc_gateway.probe" if image.folder == "gateway" else "truc_service.probe"
+    probe = f'python -m {module} "127.0.0.1:${{{image.env_prefix}_PORT}}"'
     assert healthcheck.endswith("CMD " + probe), healthcheck
-    source = ROOT / "services" / image.folder / "src" / image.package
-    assert (source / "probe.py").is_file()
     project = tomllib.loads((ROOT / "services" / image.folder / "pyproject.toml").read_text())
     (command,) = by_keyword["CMD"]
     (script,) = re.fullmatch(r'\["([^"]+)"\]', command).groups()  # type: ignore[union-attr]
@@ -174,7 +178,7 @@ def test_the_runtime_stage_is_non_root_healthchecked_and_runs_the_service(image:
 
 def test_the_wheels_of_the_build_stage_hold_the_probes(tmp_path: Path) -> None:
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", "wheel"]
-    packages = ["clients/python", *(f"services/{image.folder}" for image in IMAGES)]
+    packages = ["libs/protocol", "libs/service", *(f"services/{image.folder}" for image in IMAGES)]
     subprocess.run(
         [*pip, "--no-deps", "--no-build-isolation", "-w", str(tmp_path), *packages],
         cwd=ROOT,
@@ -185,10 +189,10 @@ def test_the_wheels_of_the_build_stage_hold_the_probes(tmp_path: Path) -> None:
         wheel.name.split("-")[0]: set(zipfile.ZipFile(wheel).namelist())
         for wheel in tmp_path.glob("*.whl")
     }
-    assert "truc_client/probe.py" in names["truc_client"]
-    assert "truc/v1/game_service_pb2.py" in names["truc_client"]
-    assert "truc_game/probe.py" in names["truc_game"]
-    assert "truc_lobby/probe.py" in names["truc_lobby"]
+    assert "truc_service/probe.py" in names["truc_service"]
+    assert "truc/v1/game_service_pb2.py" in names["truc_protocol"]
     assert "truc_gateway/probe.py" in names["truc_gateway"]
+    # The development Redis launcher is in no production wheel.
+    assert not any(n.startswith("truc_dev_redis") for wheel in names.values() for n in wheel)
     # The gateway serves its OpenAPI document from the package's resources.
     assert "truc_gateway/openapi.json" in names["truc_gateway"]

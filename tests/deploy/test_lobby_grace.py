@@ -13,7 +13,7 @@ from truc.v1 import lobby_service_pb2, lobby_service_pb2_grpc
 
 from tests.lobby_service.aio_lobby import unique_options
 from tests.service.conftest import Replica, redis_server  # noqa: F401
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 from truc_lobby.config import ConfigError, Settings
 
 

@@ -14,8 +14,8 @@ from truc.v1 import game_pb2, lobby_service_pb2, lobby_service_pb2_grpc
 from tests.lobby_service.aio_lobby import MATCHED, AioStack, purge_lobby_queue, unique_options
 from tests.lobby_service.conftest import Stack, start_stack
 from tests.service.conftest import Replica, redis_server  # noqa: F401
-from truc_client.bots import BotPlayer, HeuristicPolicy
-from truc_game.redis_server import RedisServer
+from truc_bots import BotPlayer, HeuristicPolicy
+from truc_dev_redis import RedisServer
 from truc_lobby.config import ConfigError, Settings
 
 MATCH_TIMEOUT = 90.0

@@ -1,6 +1,6 @@
 """The container health probes against real processes.
 
-``python -m truc_game.probe`` / ``truc_lobby.probe`` (gRPC health): 0 iff
+``python -m truc_service.probe ADDRESS`` (gRPC health, both services): 0 iff
 SERVING, 1 for NOT_SERVING, an unknown service or nothing listening. Readiness
 (health ``""``) goes NOT_SERVING while Redis is down; liveness (health
 ``liveness``, what the Kubernetes liveness probes ask) stays SERVING, so a long
@@ -15,11 +15,11 @@ import time
 
 from tests.gateway.conftest import Gateway
 from tests.service.conftest import Replica, redis_server  # noqa: F401
-from truc_client.probe import check
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 from truc_game.server import LIVENESS
 from truc_gateway import probe as gateway_probe
 from truc_lobby.server import LIVENESS as LOBBY_LIVENESS
+from truc_service.probe import check
 
 
 def probe(module: str, *args: str) -> int:
@@ -50,8 +50,8 @@ def test_liveness_stays_serving_while_redis_is_down_and_readiness_does_not() -> 
                 TRUC_GAME_ADDRESS=game.address,
             )
             for replica, module, service in (
-                (game, "truc_game.probe", "truc.v1.GameService"),
-                (lobby, "truc_lobby.probe", "truc.v1.LobbyService"),
+                (game, "truc_service.probe", "truc.v1.GameService"),
+                (lobby, "truc_service.probe", "truc.v1.LobbyService"),
             ):
                 assert probe(module, replica.address) == 0
                 assert probe(module, replica.address, "--service", service) == 0
@@ -60,8 +60,8 @@ def test_liveness_stays_serving_while_redis_is_down_and_readiness_does_not() -> 
                 assert check(replica.address, service="no.Such") == "NOT_FOUND"
             redis.stop()  # readiness goes NOT_SERVING while Redis is unreachable ...
             for replica, module, service in (
-                (game, "truc_game.probe", "truc.v1.GameService"),
-                (lobby, "truc_lobby.probe", "truc.v1.LobbyService"),
+                (game, "truc_service.probe", "truc.v1.GameService"),
+                (lobby, "truc_service.probe", "truc.v1.LobbyService"),
             ):
                 assert wait_not_serving(replica.address) == "NOT_SERVING"
                 assert check(replica.address, service=service) == "NOT_SERVING"
@@ -73,7 +73,7 @@ def test_liveness_stays_serving_while_redis_is_down_and_readiness_does_not() -> 
             if lobby is not None:
                 lobby.stop()
             game.stop()
-    assert probe("truc_game.probe", game.address) == 1  # nothing listens any more
+    assert probe("truc_service.probe", game.address) == 1  # nothing listens any more
     assert check(game.address, timeout=1) == "UNAVAILABLE"
     assert check(game.address, service=LIVENESS, timeout=1) == "UNAVAILABLE"
 
@@ -87,9 +87,9 @@ def test_the_lobby_probe_answers_for_a_bots_only_lobby(redis_server: RedisServer
         TRUC_GAME_ADDRESS="127.0.0.1:1",
     )
     try:
-        assert probe("truc_lobby.probe", lobby.address) == 0
-        assert probe("truc_lobby.probe", lobby.address, "--service", LIVENESS) == 0
-        assert probe("truc_lobby.probe", lobby.address, "--service", "truc.v1.LobbyService") == 1
+        assert probe("truc_service.probe", lobby.address) == 0
+        assert probe("truc_service.probe", lobby.address, "--service", LIVENESS) == 0
+        assert probe("truc_service.probe", lobby.address, "--service", "truc.v1.LobbyService") == 1
     finally:
         lobby.stop()
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.lobby_service.conftest import Stack
 from tests.service.conftest import Replica, redis_server, wait_until  # noqa: F401
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 FRONT = "http://front.example"
 """The one origin the test gateway allows (CORS)."""

@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 
 from tests.service.conftest import SECRET, TRUC_REFUSED_DEAL, new_players
-from truc_game.auth import issue_token
+from truc_service.tokens import issue_token
 
 from .conftest import FRONT, MAX_BODY, Reply, RestStack, call, sse
 

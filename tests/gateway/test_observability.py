@@ -29,9 +29,9 @@ from tests.service.conftest import (
     redis_server,  # noqa: F401
     wait_until,
 )
-from truc_game.auth import issue_token
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 from truc_gateway.config import ConfigError, Settings
+from truc_service.tokens import issue_token
 
 from .conftest import Gateway, RestStack, call, sse
 

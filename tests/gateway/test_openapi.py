@@ -13,9 +13,9 @@ from pathlib import Path
 from openapi_spec_validator import validate
 
 from tests.service.conftest import SECRET
-from truc_game.auth import issue_token
 from truc_gateway.openapi import document, openapi_path, proto_comments, render
 from truc_gateway.routes import route_table
+from truc_service.tokens import issue_token
 
 from .conftest import RestStack
 

@@ -14,7 +14,7 @@ from google.protobuf import json_format
 from truc.v1 import game_pb2
 
 from tests.service.conftest import wait_until
-from truc_client.bots import HeuristicPolicy
+from truc_bots import HeuristicPolicy
 
 from .conftest import Event, RestStack, call, sse
 

@@ -10,7 +10,7 @@ import pytest
 from truc.v1 import lobby_service_pb2, lobby_service_pb2_grpc
 
 from tests.service.conftest import SECRET, Metadata, Replica, redis_server  # noqa: F401
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 
 class Stack:

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 from truc.v1 import game_pb2, lobby_pb2, lobby_service_pb2
 
-from truc_client.bots import BotPlayer, HeuristicPolicy
-from truc_game.redis_server import RedisServer
+from truc_bots import BotPlayer, HeuristicPolicy
+from truc_dev_redis import RedisServer
 
 from .aio_lobby import (
     MATCHED,

@@ -15,7 +15,7 @@ from truc.v1 import game_pb2, lobby_pb2
 from tests.client.test_client import play_seat
 from tests.service.conftest import redis_server  # noqa: F401
 from truc_client.client import TrucClient, TrucError
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 from .conftest import Stack
 

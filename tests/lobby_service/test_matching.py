@@ -16,7 +16,7 @@ from functools import partial
 import pytest
 from truc.v1 import game_pb2, lobby_pb2
 
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 from .aio_lobby import (
     MATCHED,

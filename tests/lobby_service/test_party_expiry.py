@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from truc.v1 import lobby_pb2, lobby_service_pb2
 
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 from .conftest import Stack, sign_in
 

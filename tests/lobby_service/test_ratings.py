@@ -10,8 +10,8 @@ import grpc
 import pytest
 from truc.v1 import game_pb2, game_service_pb2_grpc, lobby_pb2, lobby_service_pb2
 
-from truc_client.bots import BotPlayer, HeuristicPolicy
-from truc_game.redis_server import RedisServer
+from truc_bots import BotPlayer, HeuristicPolicy
+from truc_dev_redis import RedisServer
 
 from .conftest import Stack, sign_in
 

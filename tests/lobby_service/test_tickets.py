@@ -14,8 +14,8 @@ import pytest
 from truc.v1 import game_pb2, lobby_pb2, lobby_service_pb2, lobby_service_pb2_grpc
 
 from tests.service.conftest import SECRET, expect_error
-from truc_game.auth import issue_token
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
+from truc_service.tokens import issue_token
 
 from .aio_lobby import (
     AWAITING,

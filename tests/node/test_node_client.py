@@ -20,7 +20,7 @@ from truc.v1 import game_pb2, game_service_pb2
 from tests.lobby_service.aio_lobby import purge_lobby_queue
 from tests.lobby_service.conftest import Stack, start_stack
 from tests.service.conftest import auth, redis_server, stub  # noqa: F401
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 from truc_lobby.store import BOT_JOBS
 
 ROOT = Path(__file__).resolve().parents[2]

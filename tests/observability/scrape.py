@@ -10,7 +10,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from truc_game.rules import DECK
+from truc_rules import DECK
 
 
 class Samples:

@@ -39,10 +39,11 @@ from tests.service.conftest import (
     redis_server,  # noqa: F401
     wait_until,
 )
-from truc_game.api.convert import action_to_proto
+from truc_dev_redis import RedisServer
+from truc_game.adapters.redis_keys import Keys
 from truc_game.metrics import action_kind
-from truc_game.redis_server import RedisServer
-from truc_game.rules import (
+from truc_protocol.convert import action_to_proto
+from truc_rules import (
     Action,
     Card,
     GameState,
@@ -53,8 +54,7 @@ from truc_game.rules import (
     legal_actions,
     new_game,
 )
-from truc_game.rules.state import Phase
-from truc_game.store.keys import Keys
+from truc_rules.truc_y_flou.state import Phase
 
 
 @dataclass

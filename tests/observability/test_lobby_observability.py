@@ -13,7 +13,7 @@ from tests.lobby_service.aio_lobby import purge_lobby_queue, unique_options
 from tests.lobby_service.conftest import Stack, sign_in, start_stack
 from tests.observability.scrape import Samples, json_lines
 from tests.service.conftest import Metadata, redis_server, wait_until  # noqa: F401
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 
 @dataclass

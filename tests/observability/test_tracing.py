@@ -24,7 +24,7 @@ from tests.service.conftest import (
     redis_server,  # noqa: F401
     wait_until,
 )
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 TRACE_ID = uuid.uuid4().hex
 CALLER_SPAN = uuid.uuid4().hex[:16]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from truc_game.rules import Card, GameState, RuleOptions, apply_action, new_game
-from truc_game.scenarios import parse_action
+from truc_client.scenarios import parse_action
+from truc_rules import Card, GameState, RuleOptions, apply_action, new_game
 
 # A deal with no flor and no Espasa/Basto, used where the cards do not matter.
 PLAIN_DEAL = (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from truc_game.rules import InvalidSetup, RuleOptions, decode_state, encode_state, new_game
-from truc_game.rules.codec import FORMAT_VERSION
+from truc_rules import InvalidSetup, RuleOptions, decode_state, encode_state, new_game
+from truc_rules.truc_y_flou.codec import FORMAT_VERSION
 
 from .play import play, seq, start
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from truc_game.rules import InvalidSetup
-from truc_game.rules.codec import decode_events
+from truc_rules import InvalidSetup
+from truc_rules.truc_y_flou.codec import decode_events
 
 
 @pytest.mark.parametrize(

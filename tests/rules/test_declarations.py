@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from truc_game.rules import embit_value, flor_value, has_flor, parse_cards
-from truc_game.rules.declarations import showdown_key
+from truc_rules import embit_value, flor_value, has_flor, parse_cards
+from truc_rules.truc_y_flou.declarations import showdown_key
 
 
 def cards(text: str) -> tuple[object, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from truc_game.rules import Phase
+from truc_rules import Phase
 
 from .play import play, seq, start
 

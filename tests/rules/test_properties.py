@@ -10,7 +10,7 @@ from dataclasses import fields, is_dataclass, replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from truc_game.rules import (
+from truc_rules import (
     DECK,
     Action,
     Call,
@@ -37,10 +37,10 @@ from truc_game.rules import (
     new_game,
     view_for,
 )
-from truc_game.rules.cards import trick_class
-from truc_game.rules.codec import decode_events, encode_events
-from truc_game.rules.defaults import default_action
-from truc_game.rules.events import CardsDealt, Event, TurnTimedOut
+from truc_rules.truc_y_flou.codec import decode_events, encode_events
+from truc_rules.truc_y_flou.defaults import default_action
+from truc_rules.truc_y_flou.events import CardsDealt, Event, TurnTimedOut
+from truc_rules.truc_y_flou.ranking import trick_class
 
 options_strategy = st.builds(
     RuleOptions,

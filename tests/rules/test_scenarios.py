@@ -1,5 +1,6 @@
 """Every scenario file of the project (public copies and one or more per rule) holds,
-and the ``truc scenario`` command reports results and failures as scenarios.md says."""
+the ``truc scenario`` command reports results and failures as scenarios.md says, and
+a malformed file is refused with an error that names the field at fault."""
 
 from __future__ import annotations
 
@@ -8,8 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from truc_game.cli import main
-from truc_game.scenarios import run_scenario
+from truc_client.cli import main
+from truc_client.scenarios import ExpectFile, parse_action, parse_scenario, run_scenario
+from truc_rules import Call, Card, MakeCall, PlayCard, Reason, RuleOptions
+from truc_rules.scenario import (
+    RESULT_FIELDS,
+    Scenario,
+    ScenarioAction,
+    ScenarioError,
+    ScenarioSetup,
+)
+from truc_rules.scenario import run_scenario as run_typed
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 FILES = sorted(SCENARIOS.glob("*/*.json"))
@@ -94,3 +104,120 @@ def test_cli_refuses_malformed_scenarios_with_exit_2(
     path.write_text(json.dumps(doc))
     assert main(["scenario", str(path)]) == 2
     assert message in capsys.readouterr().err
+
+
+def _mutated(tmp_path: Path, mutation: object) -> Path:
+    doc = json.loads((SCENARIOS / "public" / "truc-refused.json").read_text())
+    mutation(doc)  # type: ignore[operator]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("mutation", "field"),
+    [
+        (lambda d: d.update(name=3), "name: must be a string, not 3"),
+        (lambda d: d.pop("deals"), "deals: missing"),
+        (lambda d: d["deals"][0].pop(), "deals[0]: a deal is 6 hands"),
+        (lambda d: d["deals"][0][2].pop(), "deals[0][2]: a hand is 3 cards"),
+        (lambda d: d["deals"][0][0].__setitem__(1, 7), "deals[0][0][1]: a card is written"),
+        (lambda d: d["deals"][0][1].__setitem__(0, "2Co"), "deals[0]: a deal holds a card twice"),
+        (lambda d: d.pop("start"), "start: give the first dealer"),
+        (lambda d: d["start"].update(dealer=7), "start.dealer: dealer must be a seat 0-5"),
+        (lambda d: d["start"].update(dealer="1"), 'start.dealer: must be an integer, not "1"'),
+        (lambda d: d["start"].update(scores=[30, 0]), "start.scores: scores must be two numbers"),
+        (lambda d: d["start"].update(scores=[1, 2, 3]), "start.scores: must hold 2 items, not 3"),
+        (lambda d: d["start"].update(manches=[0, True]), "start.manches[1]: must be an integer"),
+        (
+            lambda d: (d["start"].pop("dealer"), d["start"].update(draw=[["4Cu", "4Sw"]])),
+            "start.draw: every draw but the last must be a tie",
+        ),
+        (
+            lambda d: d.update(options={"ace_value": 2}),
+            "options.ace_value: ace_value must be 0 or 1",
+        ),
+        (lambda d: d.update(options={"colour": "red"}), "options.colour: unknown rule option"),
+        (
+            lambda d: d["actions"][1].update(seat=True),
+            "actions[1].seat: must be an integer, not true",
+        ),
+        (lambda d: d["actions"][0].pop("seat"), "actions[0].seat: missing"),
+        (lambda d: d["actions"][1].update(play="2Co"), "actions[1]: give exactly one of play"),
+        (lambda d: d["actions"].append({"seat": 0}), "actions[2]: give exactly one of play"),
+        (lambda d: d["actions"][0].update(call="TRUCO"), 'actions[0].call: "TRUCO" is not a call'),
+        (lambda d: d["actions"][0].update(rejected="NOPE"), "actions[0].rejected: "),
+        (lambda d: d["actions"].append("0:TRUC"), "actions[2]: must be an object"),
+        (lambda d: d.update(actions=None), "actions: must be a list, not null"),
+        (lambda d: d["expect"].update(score=[1, 2]), "expect.score: not a result field"),
+        (
+            lambda d: d["expect"].update(scores="11-10"),
+            'expect.scores: must be a list, not "11-10"',
+        ),
+        (
+            lambda d: d["expect"].update(history=[{"winner": "C", "scores": [25, 3]}]),
+            "expect.history[0].winner: ",
+        ),
+    ],
+)
+def test_a_malformed_scenario_names_the_field_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mutation: object, field: str
+) -> None:
+    path = _mutated(tmp_path, mutation)
+    assert main(["scenario", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"ERROR {path}: malformed scenario: {field}"), captured.err
+
+
+def test_several_faults_are_named_together() -> None:
+    doc = json.loads((SCENARIOS / "public" / "truc-refused.json").read_text())
+    doc["deals"][0][0][0] = "9Sw"
+    doc["actions"][1]["seat"] = "3"
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(doc)
+    assert caught.value.field == "deals[0][0][0]"
+    assert "; actions[1].seat: must be an integer" in str(caught.value)
+
+
+def test_unknown_keys_are_ignored_where_the_format_allows_comments() -> None:
+    doc = json.loads((SCENARIOS / "public" / "truc-refused.json").read_text())
+    plain = run_scenario(doc)
+    doc["comment"] = "why this scenario exists"
+    doc["start"]["note"] = "-"
+    doc["actions"][0]["why"] = "a bluff"
+    assert run_scenario(doc) == plain
+    assert parse_action({"seat": 3, "call": "FOLD", "why": "-"}, 1).action == MakeCall(Call.FOLD)
+    with pytest.raises(ScenarioError, match=r"^actions\[4\]\.seat: missing"):
+        parse_action({"call": "FOLD"}, 4)
+
+
+def test_expect_names_exactly_the_result_fields() -> None:
+    assert tuple(ExpectFile.model_fields) == RESULT_FIELDS
+
+
+def test_the_runner_core_plays_a_typed_scenario() -> None:
+    """truc_rules.scenario needs no JSON: the same run from dataclasses."""
+    doc = json.loads((SCENARIOS / "public" / "truc-refused.json").read_text())
+    deal = tuple(tuple(Card.parse(c) for c in hand) for hand in doc["deals"][0])
+    scenario = Scenario(
+        name=doc["name"],
+        setup=ScenarioSetup(options=RuleOptions(), deals=(deal,), dealer=5, scores=(10, 10)),
+        actions=(
+            ScenarioAction(0, MakeCall(Call.TRUC)),
+            ScenarioAction(3, MakeCall(Call.FOLD)),
+            ScenarioAction(0, PlayCard(Card.parse("2Co")), Reason.NOT_YOUR_TURN),
+        ),
+        expect=(("scores", [11, 10]), ("hands_played", 1)),
+    )
+    run = run_typed(scenario)
+    assert run.problems == ()
+    assert run.result.to_json()["rejected"] == [{"index": 2, "reason": "NOT_YOUR_TURN"}]
+    from_json = run_scenario(doc).result
+    assert (run.result.scores, run.result.hands_played) == (
+        from_json.scores,
+        from_json.hands_played,
+    )
+    assert parse_scenario(doc).setup == scenario.setup
+    with pytest.raises(ScenarioError, match=r"^expect\.score: not a result field"):
+        Scenario(name="", setup=scenario.setup, expect=(("score", [0, 0]),))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from truc_game.rules import GameState, new_game
+from truc_rules import GameState, new_game
 
 
 def test_clone_copies_every_field() -> None:

@@ -18,11 +18,11 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from truc.v1 import cards_pb2, game_pb2, game_service_pb2, game_service_pb2_grpc
 
-from truc_game.api.convert import card_to_proto
-from truc_game.api.errors import reason_of as error_info_reason
-from truc_game.auth import issue_token
-from truc_game.redis_server import RedisServer
-from truc_game.rules import Card
+from truc_dev_redis import RedisServer
+from truc_protocol.convert import card_to_proto
+from truc_protocol.status import reason_of as error_info_reason
+from truc_rules import Card
+from truc_service.tokens import issue_token
 
 SECRET = "test-secret-0123456789abcdef-0123456789"
 _LISTENING = re.compile(r"listening on [^:]+:(\d+)")

@@ -13,8 +13,8 @@ import grpc
 import pytest
 from truc.v1 import game_service_pb2, game_service_pb2_grpc
 
+from truc_dev_redis import RedisServer
 from truc_game.config import DEV_SECRET
-from truc_game.redis_server import RedisServer
 
 from .conftest import (
     TRUC_REFUSED_DEAL,

@@ -21,7 +21,7 @@ from truc.v1 import lobby_pb2
 from tests.gateway.conftest import Gateway, call
 from tests.observability.scrape import Samples
 from truc_client.client import TrucClient
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 from .conftest import Replica
 

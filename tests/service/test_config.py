@@ -6,6 +6,8 @@ import pytest
 
 from truc_game.config import DEV_SECRET, ConfigError, Settings
 
+pytestmark = pytest.mark.unit  # pure: no Redis, no server
+
 GOOD_SECRET = "x" * 32
 
 

@@ -1,4 +1,4 @@
-"""The proto <-> engine conversions (truc_game.api.convert): real engine games,
+"""The proto <-> engine conversions (truc_protocol.convert): real engine games,
 real generated messages, no mocks."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from truc.v1 import cards_pb2, game_pb2
 
-from truc_game.api.convert import (
+from truc_protocol.convert import (
     action_from_proto,
     action_to_proto,
     card_from_proto,
@@ -25,8 +25,8 @@ from truc_game.api.convert import (
     team_to_proto,
     view_to_proto,
 )
-from truc_game.errors import InvalidArgument
-from truc_game.rules import (
+from truc_protocol.errors import InvalidArgument
+from truc_rules import (
     DECK,
     Action,
     Call,
@@ -47,8 +47,8 @@ from truc_game.rules import (
     new_game,
     view_for,
 )
-from truc_game.rules.actions import CALL, CHOOSE_DEALER, DIRECTIVE, PLAY, SIGNAL, TRUC_LADDER
-from truc_game.rules.events import (
+from truc_rules.truc_y_flou.actions import CALL, CHOOSE_DEALER, DIRECTIVE, PLAY, SIGNAL, TRUC_LADDER
+from truc_rules.truc_y_flou.events import (
     Called,
     CardPlayed,
     CardsDealt,
@@ -73,8 +73,10 @@ from truc_game.rules.events import (
     TrickCompleted,
     TurnTimedOut,
 )
-from truc_game.rules.state import UNDECIDED
-from truc_game.rules.views import GameView
+from truc_rules.truc_y_flou.state import UNDECIDED
+from truc_rules.truc_y_flou.views import GameView
+
+pytestmark = pytest.mark.unit  # pure: no Redis, no server
 
 PLAYERS = ("users/ana", "users/bel", "users/cai", "users/dan", "users/eva", "users/fil")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import re
 
-from truc_game.demo import play_demo
+from truc_client.engine_demo import play_demo
 
 
 def told(seed: int, hands: int) -> str:

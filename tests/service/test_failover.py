@@ -9,7 +9,7 @@ import grpc
 import pytest
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 from .conftest import (
     SPECTATOR,

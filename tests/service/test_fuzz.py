@@ -40,7 +40,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from truc.v1 import cards_pb2, game_pb2, game_service_pb2, game_service_pb2_grpc
 
-from truc_game.auth import issue_token
+from truc_service.tokens import issue_token
 
 from .conftest import SECRET, Replica, error_reason, new_players
 

@@ -16,7 +16,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
-from truc_game.redis_server import RedisServer
+from truc_dev_redis import RedisServer
 
 from .conftest import (
     Replica,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from truc_game.redis_server import (
+from truc_dev_redis import (
     ENV_BINARY,
     RedisServer,
     RedisServerNotFound,
@@ -227,7 +227,7 @@ def test_a_port_already_in_use_is_reported() -> None:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_the_command_runs_a_server_until_a_signal(signum: signal.Signals) -> None:
     command = subprocess.Popen(
-        [sys.executable, "-m", "truc_game.redis_server"],
+        [sys.executable, "-m", "truc_dev_redis"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import redis
 
-from truc_game.redis_server import RedisServer
-from truc_game.store.keys import Keys
+from truc_dev_redis import RedisServer
+from truc_game.adapters.redis_keys import Keys
 
 from .conftest import (
     SPECTATOR,

@@ -32,7 +32,7 @@ from .conftest import (
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
 
-    from truc_game.redis_server import RedisServer
+    from truc_dev_redis import RedisServer
 
 SPECTATOR = auth("a-spectator", role="spectator")
 READ_TIMEOUT = 10.0

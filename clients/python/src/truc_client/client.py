@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Final, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Final, Self, TypeVar
 
 import grpc
-from google.protobuf.message import DecodeError, Message
-from google.rpc import error_details_pb2, status_pb2
+from google.protobuf.message import Message
 from truc.v1 import (
     cards_pb2,
     game_pb2,
@@ -40,7 +39,9 @@ from truc.v1 import (
     lobby_service_pb2_grpc,
 )
 
-from .balancing import ROUND_ROBIN
+from truc_protocol.balancing import ROUND_ROBIN
+from truc_protocol.status import TrucError, rate_limit_wait, retry_after_ms
+from truc_protocol.views import game_version, is_over
 
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
@@ -58,42 +59,8 @@ __all__ = [
 ]
 
 _Reply = TypeVar("_Reply")
-_STATUS_DETAILS: Final = "grpc-status-details-bin"
 _RETRY_CODES: Final = frozenset((grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
 _STREAM_RETRY_CODES: Final = _RETRY_CODES | {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
-_TERMINAL: Final = frozenset((game_pb2.PHASE_MATCH_OVER, game_pb2.PHASE_NO_DEAL))
-
-
-class TrucError(Exception):
-    """A failed call: its gRPC ``code``, ErrorInfo ``reason`` ("" if none) and ``message``."""
-
-    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
-        super().__init__(f"{code.name} {reason or '-'}: {message}")
-        self.code = code
-        self.reason = reason
-        self.message = message
-
-    @staticmethod
-    def reason_of(error: grpc.RpcError) -> str:
-        """The ErrorInfo reason in a failed call's ``grpc-status-details-bin`` ("" if none)."""
-        for key, value in _trailers(error):
-            if key != _STATUS_DETAILS or not isinstance(value, bytes):
-                continue
-            status = status_pb2.Status()
-            try:
-                status.ParseFromString(value)
-            except DecodeError:  # a malformed trailer: no reason
-                return ""
-            for detail in status.details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Is(info.DESCRIPTOR) and detail.Unpack(info):
-                    return str(info.reason)
-        return ""
-
-    @classmethod
-    def from_rpc(cls, error: grpc.aio.AioRpcError) -> TrucError:
-        """The :class:`TrucError` of a failed ``grpc.aio`` call."""
-        return cls(error.code(), cls.reason_of(error), error.details() or "")
 
 
 class StaleView(TrucError):
@@ -121,40 +88,8 @@ class TicketClosed(TrucError):
         self.ticket = ticket
 
 
-def _trailers(error: grpc.RpcError) -> Iterable[tuple[str, str | bytes]]:
-    """A failed call's trailing metadata as (key, value) pairs."""
-    trailing = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
-    return cast("Iterable[tuple[str, str | bytes]]", trailing or ())
-
-
-def retry_after_ms(error: grpc.RpcError) -> int | None:
-    """The wait a RESOURCE_EXHAUSTED (RATE_LIMITED) answer asks for, if it says."""
-    for key, value in _trailers(error):
-        if key == "retry_after_ms" and isinstance(value, str) and value.isdigit():
-            return int(value)
-    return None
-
-
-def rate_limit_wait(error: grpc.RpcError, max_backoff: float) -> float:
-    """Seconds to wait before resending after RATE_LIMITED: what the answer asks
-    (at most ``5 * max_backoff``), else ``max_backoff``."""
-    wait = retry_after_ms(error)
-    return max_backoff if wait is None else min(max_backoff * 5, wait / 1000)
-
-
 def _name(prefix: str, name: str) -> str:
     return name if name.startswith(prefix) else prefix + name
-
-
-def game_version(view: game_pb2.GameView) -> int:
-    """A view's game version (its etag is the version; 0 if it has none)."""
-    return int(view.etag) if view.etag.isdigit() else 0
-
-
-def is_over(view: game_pb2.GameView) -> bool:
-    """Nothing more will happen in the game: the match is over (or a test game's
-    fixed deals ran out)."""
-    return view.finished or view.phase in _TERMINAL
 
 
 class _Retries:

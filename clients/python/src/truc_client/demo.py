@@ -2,7 +2,7 @@
 play a whole match through the game service, printed as it happens.
 
 Each client signs in as a guest, queues alone, and plays its seat with a
-:class:`~truc_client.bots.BotPlayer` (heuristic policy) using the game token of
+:class:`~truc_bots.BotPlayer` (heuristic policy) using the game token of
 its matched ticket. The match is narrated from seat 0's chair: its cards are
 shown, the others' only when a showdown reveals them.
 """
@@ -22,7 +22,8 @@ from truc.v1 import (
     lobby_service_pb2_grpc,
 )
 
-from .bots import BotPlayer, HeuristicPolicy
+from truc_bots import BotPlayer, HeuristicPolicy
+
 from .narration import describe, seat_name
 
 __all__ = ["play_demo_match"]

@@ -3,8 +3,8 @@
 It drives ``--players`` scripted players (default 60, rounded up to a multiple
 of six so that every table can fill) through the real path of a deployment:
 ``SignInGuest``, ``CreateTicket``, ``WatchTicket`` until seated, then the whole
-match through the game service with a :class:`~truc_client.bots.BotPlayer`
-and a :class:`~truc_client.bots.HeuristicPolicy` (``GetGame``, one
+match through the game service with a :class:`~truc_bots.BotPlayer`
+and a :class:`~truc_bots.HeuristicPolicy` (``GetGame``, one
 ``WatchGame`` per seat, ``SubmitAction``). When its match ends each player
 queues again, until ``--duration`` seconds have passed or ``--games`` matches
 have been completed (whichever comes first; 30 s when neither is given).
@@ -34,7 +34,8 @@ happened or no match was completed, 2 if the services cannot be reached (or
 the arguments are wrong), else 0.
 
 Once a second a progress line goes to stderr (``--quiet``: none); at the end a
-summary table goes to stdout and, with ``--report PATH``, this JSON report::
+summary table goes to stdout and, with ``--report PATH``, this JSON report
+(:class:`~truc_client.load_report.LoadReport`, which also reads one back)::
 
     {
       "schema": "truc-load/1",
@@ -77,7 +78,7 @@ import math
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TextIO, TypeVar
@@ -93,9 +94,11 @@ from truc.v1 import (
     lobby_service_pb2_grpc,
 )
 
-from .bots import BotPlayer, HeuristicPolicy, StreamCall
+from truc_bots import BotPlayer, HeuristicPolicy, StreamCall
+
 from .client import TrucError
 from .latency import LatencyHistogram
+from .load_report import SCHEMA, LoadReport
 
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
@@ -625,8 +628,8 @@ class LoadRun:
             self._err.write(f"\r{line}" if tty else f"{line}\n")
             self._err.flush()
 
-    def report(self) -> dict[str, Any]:
-        """The JSON report (schema in the module docstring)."""
+    def report(self) -> LoadReport:
+        """The report (schema in the module docstring; :class:`LoadReport`)."""
         elapsed = self.elapsed or 1e-9
         methods = self.recorder.methods
         submitted = methods["SubmitAction"].ok if "SubmitAction" in methods else 0
@@ -636,35 +639,37 @@ class LoadRun:
         config.pop("connect_timeout_s")
         config.pop("report")
         config["event_loop"] = self.event_loop
-        return {
-            "schema": "truc-load/1",
-            "config": config,
-            "stopped_by": self.stopped_by,
-            "elapsed_s": round(self.elapsed, 3),
-            "games": {"completed": len(self.games_done), "abandoned": self.abandoned},
-            "actions": {"submitted": submitted, "per_second": round(submitted / elapsed, 1)},
-            "tickets": {
-                "created": created,
-                "seated": self.tickets_seated,
-                "per_second": round(created / elapsed, 2),
-            },
-            "queue_to_seated_ms": self.seated.summary(),
-            "rpcs": {
-                name: stats.as_json(stream=name in self.recorder.streams)
-                for name, stats in sorted(methods.items())
-                if stats.calls
-            },
-            "errors": {
-                "total": self.recorder.error_count(),
-                "fatal": self.fatal_count,
-                "fatal_examples": list(self.fatal),
-            },
-            "cpu": {
-                "load_process_s": round(self.cpu, 2),
-                "load_process_percent": round(100 * self.cpu / elapsed, 1),
-            },
-            "ok": self.fatal_count == 0 and bool(self.games_done),
-        }
+        return LoadReport.parse(
+            {
+                "schema": SCHEMA,
+                "config": config,
+                "stopped_by": self.stopped_by,
+                "elapsed_s": round(self.elapsed, 3),
+                "games": {"completed": len(self.games_done), "abandoned": self.abandoned},
+                "actions": {"submitted": submitted, "per_second": round(submitted / elapsed, 1)},
+                "tickets": {
+                    "created": created,
+                    "seated": self.tickets_seated,
+                    "per_second": round(created / elapsed, 2),
+                },
+                "queue_to_seated_ms": self.seated.summary(),
+                "rpcs": {
+                    name: stats.as_json(stream=name in self.recorder.streams)
+                    for name, stats in sorted(methods.items())
+                    if stats.calls
+                },
+                "errors": {
+                    "total": self.recorder.error_count(),
+                    "fatal": self.fatal_count,
+                    "fatal_examples": list(self.fatal),
+                },
+                "cpu": {
+                    "load_process_s": round(self.cpu, 2),
+                    "load_process_percent": round(100 * self.cpu / elapsed, 1),
+                },
+                "ok": self.fatal_count == 0 and bool(self.games_done),
+            }
+        )
 
 
 def _describe(error: BaseException) -> str:
@@ -673,43 +678,45 @@ def _describe(error: BaseException) -> str:
     return str(error)
 
 
-def summary_table(report: dict[str, Any]) -> str:
-    """The report as the lines printed at the end of a run."""
-    config = report["config"]
-    games = report["games"]
-    actions = report["actions"]
-    tickets = report["tickets"]
-    seated = report["queue_to_seated_ms"]
-    cpu = report["cpu"]
+def summary_table(report: LoadReport | Mapping[str, Any]) -> str:
+    """The report as the lines printed at the end of a run (a mapping is validated first)."""
+    if not isinstance(report, LoadReport):
+        report = LoadReport.parse(report)
+    config = report.config
+    games = report.games
+    actions = report.actions
+    tickets = report.tickets
+    seated = report.queue_to_seated_ms
+    cpu = report.cpu
     lines = [
-        f"truc load: {config['players']} players for {report['elapsed_s']:.1f} s "
-        f"(stopped by {report['stopped_by']}; in-flight games abandoned)",
-        f"games completed {games['completed']}, abandoned {games['abandoned']}",
-        f"actions {actions['submitted']} ({actions['per_second']:.1f}/s); "
-        f"tickets {tickets['created']} ({tickets['per_second']:.2f}/s), seated {tickets['seated']}",
-        f"queue to seated ms: p50 {seated['p50']:.1f}  p95 {seated['p95']:.1f}  "
-        f"p99 {seated['p99']:.1f}  max {seated['max']:.1f}",
-        f"load process CPU {cpu['load_process_s']:.1f} s "
-        f"({cpu['load_process_percent']:.0f}% of one core; event loop {config['event_loop']})",
+        f"truc load: {config.players} players for {report.elapsed_s:.1f} s "
+        f"(stopped by {report.stopped_by}; in-flight games abandoned)",
+        f"games completed {games.completed}, abandoned {games.abandoned}",
+        f"actions {actions.submitted} ({actions.per_second:.1f}/s); "
+        f"tickets {tickets.created} ({tickets.per_second:.2f}/s), seated {tickets.seated}",
+        f"queue to seated ms: p50 {seated.p50:.1f}  p95 {seated.p95:.1f}  "
+        f"p99 {seated.p99:.1f}  max {seated.max:.1f}",
+        f"load process CPU {cpu.load_process_s:.1f} s "
+        f"({cpu.load_process_percent:.0f}% of one core; event loop {config.event_loop})",
         "",
         f"{'method':<14}{'calls':>9}{'ok':>9}{'timed':>9}"
         f"{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>8}",
     ]
     errors: list[str] = []
-    for name, entry in report["rpcs"].items():
-        latency = entry["latency_ms"]
-        failed = sum(entry["errors"].values())
+    for name, entry in report.rpcs.items():
+        latency = entry.latency_ms
+        failed = sum(entry.errors.values())
         lines.append(
-            f"{name:<14}{entry['calls']:>9}{entry['ok']:>9}{latency['count']:>9}"
-            f"{latency['p50']:>9.2f}{latency['p95']:>9.2f}{latency['p99']:>9.2f}"
-            f"{latency['max']:>9.1f}{failed:>8}"
+            f"{name:<14}{entry.calls:>9}{entry.ok:>9}{latency.count:>9}"
+            f"{latency.p50:>9.2f}{latency.p95:>9.2f}{latency.p99:>9.2f}"
+            f"{latency.max:>9.1f}{failed:>8}"
         )
-        errors += [f"  {name} {key}: {n}" for key, n in entry["errors"].items()]
+        errors += [f"  {name} {key}: {n}" for key, n in entry.errors.items()]
     if errors:
         lines += ["", "errors by status (handled by the players unless counted as fatal):", *errors]
-    fatal = report["errors"]
-    lines += ["", f"fatal errors: {fatal['fatal']}"]
-    lines += [f"  {example}" for example in fatal["fatal_examples"]]
+    fatal = report.errors
+    lines += ["", f"fatal errors: {fatal.fatal}"]
+    lines += [f"  {example}" for example in fatal.fatal_examples]
     return "\n".join(lines)
 
 
@@ -823,7 +830,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = run.report()
     print(summary_table(report))
     if config.report:
-        Path(config.report).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        text = json.dumps(report.to_json(), indent=2)
+        Path(config.report).write_text(text + "\n", encoding="utf-8")
     return status
 
 

@@ -3,8 +3,8 @@
 ``truc play --lobby HOST:PORT --game HOST:PORT`` (or ``make run PLAY=1``, which
 starts the services first) signs the human in as a guest, queues a ticket
 through the lobby, queues ``--bots`` bot guests the same way (each a
-:class:`~truc_client.bots.BotPlayer` with a
-:class:`~truc_client.bots.HeuristicPolicy`, as :mod:`truc_client.demo` does),
+:class:`~truc_bots.BotPlayer` with a
+:class:`~truc_bots.HeuristicPolicy`, as :mod:`truc_client.demo` does),
 and once the lobby seats them plays the human's seat through
 :class:`~truc_client.client.TrucClient`:
 
@@ -47,7 +47,8 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 from truc.v1 import game_pb2, game_service_pb2_grpc, lobby_pb2
 
-from .bots import BotPlayer, HeuristicPolicy
+from truc_bots import BotPlayer, HeuristicPolicy
+
 from .choices import Choice, choices_for, find_choice
 from .client import StaleView, TrucClient, TrucError, game_version, is_over
 from .narration import describe, seat_name, team_name
@@ -489,7 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``truc play`` (shared with ``truc_game.cli``)."""
+    """The options of ``truc play`` (shared with ``truc_client.cli``)."""
     parser.add_argument("--lobby", default="localhost:50052", metavar="HOST:PORT")
     parser.add_argument("--game", default="localhost:50051", metavar="HOST:PORT")
     parser.add_argument("--name", default="you", help="your display name")

@@ -10,7 +10,7 @@ on a blocking pool: a call waits (up to 5 s) for a free connection.
 ``redis.asyncio.cluster.RedisCluster``, which learns the slot map from that node
 and sends each command, script and pipeline part to the node owning its keys'
 slot. Every key of a game carries its shard's hash tag
-(``truc_game.store.keys``) and every lobby key ``{lobby}``, so each Lua script
+(``truc_game.adapters.redis_keys``) and every lobby key ``{lobby}``, so each Lua script
 touches one slot. Differences to know:
 
 * The cluster client keeps a pool per node and does not wait for a free

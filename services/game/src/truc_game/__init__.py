@@ -1,5 +1,5 @@
 """truc-game: the Truc y Flou game service.
 
-``truc_game.rules`` is the pure rules engine (no I/O, no clock, no global
+``truc_rules`` is the pure rules engine (no I/O, no clock, no global
 randomness). The gRPC service built on it lives beside it.
 """

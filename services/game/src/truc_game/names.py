@@ -6,7 +6,7 @@ import re
 import secrets
 from typing import Final
 
-from .errors import InvalidArgument
+from truc_protocol.errors import InvalidArgument
 
 __all__ = ["game_name", "new_game_id", "parse_game_name", "valid_game_id"]
 

@@ -1,8 +1,10 @@
 """The game server process: one factory, health, reflection, two-stage shutdown.
 
 ``truc-game`` (or ``python -m truc_game``) reads :class:`~truc_game.config.Settings`
-from the environment, connects to Redis (or, with no ``REDIS_URL``, starts the
-bundled server), and serves ``truc.v1.GameService`` with gRPC health checking
+from the environment, connects to the Redis of ``REDIS_URL`` (required: a
+production process never starts a Redis of its own; ``make serve`` and
+``make run`` start the bundled development one, :mod:`truc_dev_redis`), and
+serves ``truc.v1.GameService`` with gRPC health checking
 and server reflection. Background tasks per replica: the watch hub, the turn
 deadline sweeper, the Redis health probe and the active-games gauge. On SIGTERM
 or SIGINT: health goes NOT_SERVING, in-flight calls get ``grace_seconds``, then
@@ -26,35 +28,32 @@ import asyncio
 import contextlib
 import gc
 import logging
-import signal
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-import uvloop
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2
 
-from truc_client.balancing import connection_age
+from truc_protocol.balancing import connection_age
+from truc_protocol.errors import ServiceError
 from truc_redis.connection import RedisClient, connect, follow_reachability, subscriber
-from truc_telemetry import logs, tracing
+from truc_service.process import run_service
+from truc_service.tokens import TokenVerifier
 from truc_telemetry import metrics as telemetry
 from truc_telemetry.interceptor import RpcInterceptor
 
 from . import metrics
+from .adapters.redis_feed import WatchHub
+from .adapters.redis_store import RedisGameStore
 from .api.servicer import GameServicer, add_to_server
-from .auth import TokenVerifier
-from .config import DEV_SECRET, ConfigError, Settings
-from .redis_server import RedisServer
+from .config import ConfigError, Settings
+from .deadlines import DeadlineSweeper
 from .service import GameService
-from .store.redis_store import GameStore
-from .watch import WatchHub
 
 __all__ = ["LIVENESS", "GameServer", "build_server", "main"]
 
@@ -63,7 +62,6 @@ log = logging.getLogger("truc.game")
 SERVICE_NAME = game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
 LIVENESS = "liveness"
 """The health service name of the liveness probe: SERVING while the process runs."""
-_LEASE_MS = 5000
 _ACTIVE_EVERY_S = 5.0
 
 
@@ -77,8 +75,10 @@ class GameServer:
     redis: RedisClient
     subscriber: Redis
     """The pub/sub client of the watch hub: ``redis`` itself unless on a cluster."""
+    store: RedisGameStore
     service: GameService
     hub: WatchHub
+    deadlines: DeadlineSweeper
     health: Any
     """grpc_health's asyncio HealthServicer."""
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -97,7 +97,7 @@ class GameServer:
         await self.server.start()
         self.hub.start()
         self.tasks.append(asyncio.create_task(self._probe_redis(), name="redis-probe"))
-        self.tasks.append(asyncio.create_task(self._sweep_deadlines(), name="deadlines"))
+        self.tasks.append(asyncio.create_task(self.deadlines.run(), name="deadlines"))
         self.tasks.append(asyncio.create_task(self._count_active(), name="active-games"))
         log.info(
             "game service listening on %s:%d (reflection and health on)",
@@ -138,30 +138,12 @@ class GameServer:
 
         await follow_reachability(self.redis, changed)
 
-    async def _sweep_deadlines(self) -> None:
-        """Act for seats whose turn deadline has passed (any replica may do it)."""
-        period = self.settings.deadline_poll_ms / 1000
-        store = self.service.store
-        while True:
-            await asyncio.sleep(period)
-            try:
-                now_ms = int(time.time() * 1000)
-                for game_id, due in await store.due(now_ms):
-                    logs.bind(game=game_id, seat=None)
-                    if await store.claim(game_id, due, now_ms + _LEASE_MS):
-                        await self.service.expire_deadline(game_id)
-            except RedisError as exc:
-                log.warning("deadline sweep failed: %s", exc)
-            except Exception:
-                log.exception("deadline sweep failed")
-            logs.bind(game=None, seat=None)
-
     async def _count_active(self) -> None:
         """Keep ``truc_games_active`` (read from Redis: right across replicas)."""
         while True:
             try:
-                metrics.GAMES_ACTIVE.set(await self.service.store.count_active())
-            except RedisError as exc:
+                metrics.GAMES_ACTIVE.set(await self.store.count_active())
+            except ServiceError as exc:
                 log.debug("active games not counted: %s", exc)
             await asyncio.sleep(_ACTIVE_EVERY_S)
 
@@ -169,7 +151,7 @@ class GameServer:
 def build_server(settings: Settings, redis_url: str) -> GameServer:
     """The server for ``settings`` on Redis at ``redis_url`` (not started)."""
     redis = connect(redis_url, max_connections=settings.redis_max_connections)
-    store = GameStore(
+    store = RedisGameStore(
         redis,
         ttl_seconds=settings.game_ttl_seconds,
         finished_ttl_seconds=settings.finished_game_ttl_seconds,
@@ -184,6 +166,7 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
     )
     pubsub = subscriber(redis_url, redis)
     hub = WatchHub(pubsub, store)
+    deadlines = DeadlineSweeper(service, store, poll_ms=settings.deadline_poll_ms)
     verifier = TokenVerifier(
         settings.jwt_secret, issuer=settings.jwt_issuer, audience=settings.jwt_audience
     )
@@ -204,56 +187,24 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
     port = server.add_insecure_port(f"{settings.host}:{settings.port}")
     if port == 0:
         raise ConfigError(f"cannot listen on {settings.host}:{settings.port}")
-    return GameServer(settings, server, port, redis, pubsub, service, hub, health_servicer)
+    return GameServer(
+        settings, server, port, redis, pubsub, store, service, hub, deadlines, health_servicer
+    )
 
 
-async def serve(settings: Settings, redis_url: str) -> None:
-    """Run until SIGTERM or SIGINT (a second signal exits at once)."""
-    game = build_server(settings, redis_url)
-    await game.start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    signals = 0
-
-    def on_signal() -> None:
-        nonlocal signals
-        signals += 1
-        if signals > 1:
-            log.warning("second signal: exiting now")
-            sys.exit(1)
-        stop.set()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, on_signal)
-    await stop.wait()
-    log.info("shutting down (grace %.1f s)", settings.grace_seconds)
-    await game.stop()
-    tracing.shutdown()
-    log.info("stopped")
+async def _build(settings: Settings) -> GameServer:
+    if settings.redis_url is None:
+        raise ConfigError(
+            "REDIS_URL is not set: point it at the game service's Redis "
+            "(for development, make serve and make run start a bundled one)"
+        )
+    return build_server(settings, settings.redis_url)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``truc-game``: serve the game service, configured from the environment."""
     del argv
-    try:
-        settings = Settings.from_env()
-    except ConfigError as exc:
-        print(f"truc-game: configuration error: {exc}", file=sys.stderr)
-        return 2
-    logs.configure(settings.log_level, settings.log_format)
-    if settings.tracing:
-        tracing.configure("truc-game")
-        log.info("tracing on")
-    if settings.jwt_secret == DEV_SECRET:
-        log.warning("development mode: tokens are signed with the built-in development key")
-    with contextlib.ExitStack() as stack:
-        redis_url = settings.redis_url
-        if redis_url is None:
-            bundled = stack.enter_context(RedisServer())
-            redis_url = bundled.url
-            log.info("REDIS_URL not set: started a bundled redis on %s", redis_url)
-        uvloop.run(serve(settings, redis_url))
-    return 0
+    return run_service("truc-game", Settings, _build, log)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,12 @@
 
 Stateless: every call loads the game from the store, lets the pure engine
 decide, and commits with one atomic compare-and-set. Nothing about a game
-survives in this process between calls. Transport-neutral: the gRPC servicer
+survives in this process between calls. Transport-neutral: the use cases know
+the store only through its port (:class:`~truc_game.ports.GameStore`), raise
+the protocol's errors (:mod:`truc_protocol.errors`, no status codes of any
+transport) and import neither grpc nor redis; the gRPC servicer
 (:mod:`truc_game.api.servicer`) turns requests into these calls and results
-into protos.
+into protos. Turn deadlines are :mod:`truc_game.deadlines`.
 """
 
 from __future__ import annotations
@@ -16,11 +19,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
-from truc_telemetry import logs
-
-from . import metrics
-from .auth import Identity
-from .errors import (
+from truc_protocol.errors import (
     Aborted,
     AlreadyExists,
     FailedPrecondition,
@@ -29,8 +28,7 @@ from .errors import (
     PermissionDenied,
     ResourceExhausted,
 )
-from .names import new_game_id, valid_game_id
-from .rules import (
+from truc_rules import (
     Action,
     Card,
     GameState,
@@ -46,11 +44,15 @@ from .rules import (
     new_game,
     view_for,
 )
-from .rules.codec import decode_events, encode_events
-from .rules.defaults import default_action
-from .rules.events import Event, TurnTimedOut
-from .rules.state import Deal, Phase
-from .store.redis_store import (
+from truc_rules.truc_y_flou.codec import decode_events, encode_events
+from truc_rules.truc_y_flou.events import Event
+from truc_rules.truc_y_flou.state import Deal, Phase
+from truc_service.tokens import Identity
+from truc_telemetry import logs
+
+from . import metrics
+from .names import new_game_id, valid_game_id
+from .ports import (
     KEEP_DEADLINE,
     AlreadyApplied,
     Entry,
@@ -61,14 +63,14 @@ from .store.redis_store import (
     VersionConflict,
 )
 
-__all__ = ["GameService", "NewGame", "SeatView", "Watch"]
+__all__ = ["GameService", "NewGame", "SeatView", "Watch", "applied", "is_over"]
 
 log = logging.getLogger("truc.game")
 
 MAX_PLAYER_ID = 128
 MAX_REQUEST_ID = 64
 MAX_ETAG = 64
-_CONFLICTS = {origin: metrics.CAS_CONFLICTS.labels(origin) for origin in ("player", "deadline")}
+_CONFLICTS = metrics.CAS_CONFLICTS.labels("player")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +87,7 @@ class SeatView:
     deadline_ms: int | None
     source: Entry | None = None
     """The event-log entry the view was built from (the watch path), if any: the
-    views of one entry differ only in what :func:`~truc_game.rules.view_for`
+    views of one entry differ only in what :func:`~truc_rules.truc_y_flou.view_for`
     hides from each seat, so a transport may share the rest between them."""
 
     @property
@@ -115,7 +117,8 @@ class NewGame:
     fixed_deals: Sequence[Deal]
     start_scores: tuple[int, int]
     start_manches: tuple[int, int]
-    fixed_draws: Sequence[tuple[Card, Card]] = ()
+    fixed_draws: Sequence[Card] = ()
+    """The cards of each draw for the dealer (§2.4): team A's, then team B's, per draw."""
 
 
 class GameService:
@@ -130,7 +133,7 @@ class GameService:
         rate_window_ms: int,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.store = store
+        self._store = store
         self._turn_seconds = turn_seconds
         self._allow_fixed_deals = allow_fixed_deals
         self._rate_actions = rate_actions
@@ -170,13 +173,18 @@ class GameService:
             )
         if fixed and request.dealer is None and not request.fixed_draws:
             raise InvalidArgument("BAD_REQUEST", "fixed_deals need a dealer or fixed_draws")
+        if request.dealer is not None and not 0 <= request.dealer <= 5:
+            raise InvalidArgument("BAD_REQUEST", "dealer: a seat 0-5")
+        if len(request.fixed_draws) % 2:
+            raise InvalidArgument("BAD_REQUEST", "fixed_draws: pairs of cards (A's, then B's)")
+        draws = list(zip(request.fixed_draws[::2], request.fixed_draws[1::2], strict=True))
         try:
             transition = new_game(
                 request.options,
                 seed=None if fixed else secrets.randbits(63),
                 deals=list(request.fixed_deals) if fixed else None,
                 dealer=request.dealer,
-                draws=list(request.fixed_draws) or None,
+                draws=draws or None,
                 scores=request.start_scores,
                 manches=request.start_manches,
             )
@@ -184,12 +192,12 @@ class GameService:
             raise InvalidArgument("BAD_REQUEST", str(exc)) from None
         state = transition.state
         meta = GameMeta(players, turn)
-        created = await self.store.create(
+        created = await self._store.create(
             game_id,
             state=encode_state(state),
             events=encode_events(transition.events),
             meta=meta,
-            deadline_ms=self._deadline(state, turn),
+            deadline_ms=self.deadline_for(state, turn),
         )
         if not created:
             raise AlreadyExists("GAME_EXISTS", f"game {game_id!r} already exists")
@@ -198,7 +206,7 @@ class GameService:
         log.info("game created", extra={"players": list(players)})
         view = view_for(state, None, transition.events)
         return SeatView(
-            game_id, None, 1, view, (1,) * len(view.events), meta, self._deadline(state, turn)
+            game_id, None, 1, view, (1,) * len(view.events), meta, self.deadline_for(state, turn)
         )
 
     # ------------------------------------------------------------------ read
@@ -214,7 +222,7 @@ class GameService:
     async def get_game(self, identity: Identity, game_id: str) -> SeatView:
         """The caller's view with the whole event log so far."""
         try:
-            snapshot, entries = await self.store.read_with_log(game_id)
+            snapshot, entries = await self._store.read_with_log(game_id)
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
         seat = self._seat(identity, snapshot.meta, game_id)
@@ -251,7 +259,7 @@ class GameService:
         # Request ids are the caller's: another player reusing one gets nothing of it.
         request_key = f"{identity.player}\x00{request_id}" if request_id else ""
         try:
-            loaded = await self.store.load(
+            loaded = await self._store.load(
                 game_id,
                 request_id=request_key,
                 player=identity.player,
@@ -288,20 +296,20 @@ class GameService:
             raise FailedPrecondition(exc.reason.value, exc.detail) from None
         new_state = transition.state
         deadline = (
-            KEEP_DEADLINE if message else self._deadline(new_state, snapshot.meta.turn_seconds)
+            KEEP_DEADLINE if message else self.deadline_for(new_state, snapshot.meta.turn_seconds)
         )
         try:
-            version = await self.store.commit(
+            version = await self._store.commit(
                 game_id,
                 expected_version=snapshot.version,
                 state=encode_state(new_state),
                 events=encode_events(transition.events),
                 request_id=request_key,
                 deadline_ms=deadline,
-                finished=_is_over(new_state),
+                finished=is_over(new_state),
             )
         except VersionConflict:
-            _CONFLICTS["player"].inc()
+            _CONFLICTS.inc()
             raise Aborted(
                 "CONFLICT", "another action changed the game first; refresh and retry"
             ) from None
@@ -309,7 +317,7 @@ class GameService:
             return await self._replay(game_id, seat, exc.version, snapshot.meta)
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
-        _applied(action, "player", state, new_state, version)
+        applied(action, "player", state, new_state, version)
         view = view_for(new_state, seat, transition.events)
         return SeatView(
             game_id,
@@ -323,7 +331,7 @@ class GameService:
 
     async def _replay(self, game_id: str, seat: int, version: int, meta: GameMeta) -> SeatView:
         """The answer a request id got the first time, rebuilt from the event log."""
-        entry = await self.store.entry(game_id, version)
+        entry = await self._store.entry(game_id, version)
         if entry is None:
             raise NotFound("GAME_NOT_FOUND", f"version {version} of {game_id!r} is gone")
         return self.entry_view(game_id, seat, entry, meta)
@@ -348,73 +356,39 @@ class GameService:
     async def authorize_watch(self, identity: Identity, game_id: str) -> Watch:
         """Who watches, and whether there is anything left to watch."""
         try:
-            snapshot = await self.store.read(game_id)
+            snapshot = await self._store.read(game_id)
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
         seat = self._seat(identity, snapshot.meta, game_id)
         logs.bind(seat=seat)
-        return Watch(seat, snapshot.meta, snapshot.version, _is_over(decode_state(snapshot.state)))
+        return Watch(seat, snapshot.meta, snapshot.version, is_over(decode_state(snapshot.state)))
 
     # ------------------------------------------------------------------ deadlines
 
-    def _deadline(self, state: GameState, turn_seconds: int) -> int | None:
+    def now_ms(self) -> int:
+        """The service's clock, in milliseconds."""
+        return int(self._clock() * 1000)
+
+    def deadline_for(self, state: GameState, turn_seconds: int) -> int | None:
+        """When the seat to act in ``state`` runs out of time (None: nobody acts)."""
         if state.to_act is None:
             return None
-        return int(self._clock() * 1000) + turn_seconds * 1000
-
-    async def expire_deadline(self, game_id: str) -> bool:
-        """Act for the seat whose deadline has passed; True if an action was applied."""
-        try:
-            snapshot = await self.store.read(game_id)
-        except GameMissing:
-            await self.store.forget_deadline(game_id)
-            return False
-        now_ms = int(self._clock() * 1000)
-        if snapshot.deadline_ms is None or snapshot.deadline_ms > now_ms:
-            return False
-        state = decode_state(snapshot.state)
-        action = default_action(state)
-        seat = state.to_act
-        if action is None or seat is None:
-            return False
-        logs.bind(game=game_id, seat=seat)
-        transition = apply_action(state, seat, action)
-        events = (TurnTimedOut(seat, action), *transition.events)
-        try:
-            version = await self.store.commit(
-                game_id,
-                expected_version=snapshot.version,
-                state=encode_state(transition.state),
-                events=encode_events(events),
-                request_id="",
-                deadline_ms=self._deadline(transition.state, snapshot.meta.turn_seconds),
-                finished=_is_over(transition.state),
-            )
-        except VersionConflict:
-            _CONFLICTS["deadline"].inc()
-            return False
-        except GameMissing:
-            return False
-        log.info("turn timed out", extra={"kind": metrics.action_kind(action)})
-        _applied(action, "deadline", state, transition.state, version)
-        return True
+        return self.now_ms() + turn_seconds * 1000
 
 
-def _is_over(state: GameState) -> bool:
+def is_over(state: GameState) -> bool:
     """Nothing more can happen in the game: the match is over (or its fixed deals ran out)."""
     return state.phase in (Phase.MATCH_OVER, Phase.NO_DEAL)
 
 
-def _applied(
-    action: Action, origin: str, before: GameState, after: GameState, version: int
-) -> None:
+def applied(action: Action, origin: str, before: GameState, after: GameState, version: int) -> None:
     """Count and log an action once committed: by kind, never the card (a hidden
     card must never reach a log, and a played one is in the game's event log)."""
     kind = metrics.action_kind(action)
     metrics.count_action(kind, origin)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("action applied", extra={"kind": kind, "origin": origin, "version": version})
-    if _is_over(after) and not _is_over(before):
+    if is_over(after) and not is_over(before):
         metrics.GAMES_FINISHED.inc()
         winner = after.winner
         log.info(

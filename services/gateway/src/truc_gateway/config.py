@@ -1,4 +1,6 @@
-"""Settings of the gateway, read once from the environment.
+"""Settings of the gateway, read once from the environment (a
+:class:`~truc_service.settings.ServiceSettings` model: one parser, one
+:class:`~truc_service.settings.ConfigError` naming the variable).
 
 | variable | default | meaning |
 |---|---|---|
@@ -22,68 +24,48 @@ the ``Authorization`` header on and the services check it.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import Annotated, ClassVar
 
-from truc_telemetry import logs, tracing
+from pydantic import Field, field_validator
+from pydantic_settings import NoDecode
+
+from truc_service.settings import ConfigError, ServiceSettings
 
 __all__ = ["ConfigError", "Settings"]
 
 
-class ConfigError(ValueError):
-    """The environment does not describe a valid configuration."""
+class Settings(ServiceSettings):
+    service: ClassVar[str] = "truc-gateway"
 
+    host: str = Field("127.0.0.1", validation_alias="TRUC_GATEWAY_HOST")
+    port: int = Field(8080, ge=0, le=65535, validation_alias="TRUC_GATEWAY_PORT")
+    game_address: str = Field("127.0.0.1:50051", validation_alias="TRUC_GAME_ADDRESS")
+    lobby_address: str = Field("127.0.0.1:50052", validation_alias="TRUC_LOBBY_ADDRESS")
+    max_body_bytes: int = Field(
+        65536, ge=1024, le=16 << 20, validation_alias="TRUC_GATEWAY_MAX_BODY_BYTES"
+    )
+    cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
+        (), validation_alias="TRUC_GATEWAY_CORS_ORIGINS"
+    )
+    call_timeout_ms: int = Field(
+        10_000, ge=10, le=600_000, validation_alias="TRUC_GATEWAY_CALL_TIMEOUT_MS"
+    )
+    heartbeat_ms: int = Field(
+        15_000, ge=10, le=600_000, validation_alias="TRUC_GATEWAY_HEARTBEAT_MS"
+    )
+    grace_seconds: float = Field(
+        5.0,
+        ge=0,
+        le=600,
+        validation_alias="TRUC_GATEWAY_GRACE_SECONDS",
+        description="on SIGTERM, how long in-flight requests may finish",
+    )
+    metrics_port: int = Field(9466, ge=-1, le=65535, validation_alias="TRUC_METRICS_PORT")
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Settings:
-    host: str = "127.0.0.1"
-    port: int = 8080
-    game_address: str = "127.0.0.1:50051"
-    lobby_address: str = "127.0.0.1:50052"
-    max_body_bytes: int = 65536
-    cors_origins: tuple[str, ...] = ()
-    call_timeout_ms: int = 10_000
-    heartbeat_ms: int = 15_000
-    grace_seconds: float = 5.0
-    log_level: str = "INFO"
-    log_format: str = "json"
-    metrics_port: int = 9466
-    tracing: bool = False
-
+    @field_validator("cors_origins", mode="before")
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if env is None else env
-        origins = tuple(
-            o.strip().rstrip("/")
-            for o in env.get("TRUC_GATEWAY_CORS_ORIGINS", "").split(",")
-            if o.strip()
-        )
-        log_format = env.get("TRUC_LOG_FORMAT", "json").strip().lower()
-        if log_format not in logs.FORMATS:
-            raise ConfigError(f"TRUC_LOG_FORMAT must be one of {', '.join(logs.FORMATS)}")
-        return cls(
-            host=env.get("TRUC_GATEWAY_HOST", "127.0.0.1"),
-            port=_bounded(env, "TRUC_GATEWAY_PORT", 8080, 0, 65535),
-            game_address=env.get("TRUC_GAME_ADDRESS", "127.0.0.1:50051"),
-            lobby_address=env.get("TRUC_LOBBY_ADDRESS", "127.0.0.1:50052"),
-            max_body_bytes=_bounded(env, "TRUC_GATEWAY_MAX_BODY_BYTES", 65536, 1024, 16 << 20),
-            cors_origins=origins,
-            call_timeout_ms=_bounded(env, "TRUC_GATEWAY_CALL_TIMEOUT_MS", 10_000, 10, 600_000),
-            heartbeat_ms=_bounded(env, "TRUC_GATEWAY_HEARTBEAT_MS", 15_000, 10, 600_000),
-            grace_seconds=float(_bounded(env, "TRUC_GATEWAY_GRACE_SECONDS", 5, 0, 600)),
-            log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
-            log_format=log_format,
-            metrics_port=_bounded(env, "TRUC_METRICS_PORT", 9466, -1, 65535),
-            tracing=tracing.wanted(env),
-        )
-
-
-def _bounded(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    """The integer variable ``name`` (``default`` when unset), within [low, high]."""
-    text = env.get(name, "").strip()
-    if not text:
-        return default
-    if not text.lstrip("-").isdigit() or not low <= int(text) <= high:
-        raise ConfigError(f"{name} must be an integer from {low} to {high}, not {text!r}")
-    return int(text)
+    def _origins(cls, value: object) -> object:
+        """``a, b/``: ``("a", "b")`` (commas; spaces and a trailing slash dropped)."""
+        if isinstance(value, str):
+            return tuple(o.strip().rstrip("/") for o in value.split(",") if o.strip())
+        return value

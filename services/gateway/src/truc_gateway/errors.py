@@ -19,8 +19,12 @@ from typing import Final, cast
 
 import grpc
 from aiohttp import web
-from google.protobuf import any_pb2, json_format
+from google.protobuf import json_format
 from google.rpc import error_details_pb2, status_pb2
+
+from truc_protocol.errors import DOMAIN
+from truc_protocol.status import STATUS_DETAILS
+from truc_service.errors import rich_status
 
 __all__ = [
     "DOMAIN",
@@ -32,8 +36,6 @@ __all__ = [
     "rpc_error_status",
     "status_json",
 ]
-
-DOMAIN: Final = "truc.v1"
 
 HTTP_STATUS: Final[dict[grpc.StatusCode, int]] = {
     grpc.StatusCode.OK: 200,
@@ -70,7 +72,7 @@ class GatewayError(Exception):
     ) -> None:
         super().__init__(message)
         self.http_status = http_status
-        self.status = _status(code, reason, message, {})
+        self.status = rich_status(code, reason, message, {})
         self.headers = headers or {}
 
     def response(self) -> web.Response:
@@ -82,20 +84,11 @@ def bad_request(message: str) -> GatewayError:
     return GatewayError(400, grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST", message)
 
 
-def _status(
-    code: grpc.StatusCode, reason: str, message: str, metadata: dict[str, str]
-) -> status_pb2.Status:
-    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata)
-    detail = any_pb2.Any()
-    detail.Pack(info)
-    return status_pb2.Status(code=code.value[0], message=message, details=[detail])
-
-
 def rpc_error_status(error: grpc.aio.AioRpcError) -> status_pb2.Status:
     """The google.rpc.Status a failed call carries (or one from its code and details)."""
     trailing = cast(Iterable[tuple[str, str | bytes]], error.trailing_metadata() or ())
     for key, value in trailing:
-        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+        if key == STATUS_DETAILS and isinstance(value, bytes):
             try:
                 return status_pb2.Status.FromString(value)
             except Exception:

@@ -5,7 +5,7 @@ only if the gateway answers 200 with ``"status": "SERVING"``; 1 for anything
 else: 503 NOT_SERVING while it stops, another HTTP server, nothing listening, a
 timeout (Docker's HEALTHCHECK convention; Kubernetes uses an ``httpGet`` probe
 of the same route instead). The game service and the lobby are probed over gRPC
-health (:mod:`truc_client.probe`); the gateway serves HTTP only, so this probe
+health (:mod:`truc_service.probe`); the gateway serves HTTP only, so this probe
 is its own and needs nothing beyond the standard library.
 """
 

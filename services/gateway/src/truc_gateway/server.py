@@ -20,31 +20,33 @@ nor bodies are logged. With tracing on, each request is a SERVER span and the
 call it forwards a CLIENT span below it, whose ``traceparent`` goes to the
 service as metadata.
 
-Configured from the environment (:mod:`truc_gateway.config`). On SIGTERM or
-SIGINT: SSE streams end (clients reconnect and resume), in-flight requests get
-``TRUC_GATEWAY_GRACE_SECONDS``, then the channels close.
+Configured from the environment (:mod:`truc_gateway.config`) and run by the
+kit (:func:`truc_service.process.run_service`). On SIGTERM or SIGINT: SSE
+streams end (clients reconnect and resume), in-flight requests get
+``TRUC_GATEWAY_GRACE_SECONDS``, then the channels close; a second signal exits
+at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import grpc
-import uvloop
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from google.protobuf.message import Message
 
+from truc_protocol.balancing import ROUND_ROBIN
+from truc_service.process import run_service
 from truc_telemetry import logs, tracing
 from truc_telemetry import metrics as telemetry
 
-from .config import ConfigError, Settings
+from .config import Settings
 from .cors import CorsPolicy
 from .errors import GatewayError, error_response, rpc_error_status
 from .metrics import (
@@ -106,11 +108,9 @@ class Gateway:
             "truc.v1.LobbyService": settings.lobby_address,
         }
         # Round robin over every address a target resolves to (dns:/// of a headless
-        # Service: each replica), as truc_client.balancing explains (not imported:
-        # the gateway knows only the protocol).
-        round_robin = (("grpc.service_config", '{"loadBalancingConfig": [{"round_robin": {}}]}'),)
+        # Service: each replica): truc_protocol.balancing.
         self._channels = {
-            service: grpc.aio.insecure_channel(address, options=round_robin)
+            service: grpc.aio.insecure_channel(address, options=ROUND_ROBIN)
             for service, address in addresses.items()
         }
         self._unary: dict[str, grpc.aio.UnaryUnaryMultiCallable[Any, Any]] = {}
@@ -422,37 +422,43 @@ def _too_large(limit: int) -> GatewayError:
     )
 
 
-async def serve(settings: Settings) -> None:
-    gateway = Gateway(settings)
-    runner = web.AppRunner(gateway.application(), handler_cancellation=True, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(
-        runner, settings.host, settings.port, shutdown_timeout=settings.grace_seconds
-    )
-    stop_metrics = None
-    if settings.metrics_port != 0:  # logged before "listening": tests read it so
-        stop_metrics = telemetry.serve(settings.host, settings.metrics_port, log)
-    await site.start()
-    port = next(a[1] for a in runner.addresses if isinstance(a, tuple))
-    log.info(
-        "gateway listening on %s:%d (game service at %s, lobby at %s)",
-        settings.host,
-        port,
-        settings.game_address,
-        settings.lobby_address,
-    )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    log.info("gateway stopping")
-    gateway.stopping.set()
-    await runner.cleanup()
-    await gateway.close()
-    if stop_metrics is not None:
-        stop_metrics()
-    tracing.shutdown()
+class GatewayProcess:
+    """The gateway as the kit runs it: the HTTP site, ``/metrics``, the channels."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.gateway = Gateway(settings)
+        self._runner = web.AppRunner(
+            self.gateway.application(), handler_cancellation=True, access_log=None
+        )
+        self._stop_metrics: Callable[[], None] | None = None
+
+    async def start(self) -> None:
+        settings = self.settings
+        await self._runner.setup()
+        site = web.TCPSite(
+            self._runner, settings.host, settings.port, shutdown_timeout=settings.grace_seconds
+        )
+        if settings.metrics_port != 0:  # logged before "listening": tests read it so
+            self._stop_metrics = telemetry.serve(settings.host, settings.metrics_port, log)
+        await site.start()
+        port = next(a[1] for a in self._runner.addresses if isinstance(a, tuple))
+        log.info(
+            "gateway listening on %s:%d (game service at %s, lobby at %s)",
+            settings.host,
+            port,
+            settings.game_address,
+            settings.lobby_address,
+        )
+
+    async def stop(self) -> None:
+        """SSE streams end, in-flight requests get the grace, the channels close."""
+        log.info("gateway stopping")
+        self.gateway.stopping.set()
+        await self._runner.cleanup()
+        await self.gateway.close()
+        if self._stop_metrics is not None:
+            self._stop_metrics()
 
 
 class _ClientMistakes(logging.Filter):
@@ -468,16 +474,18 @@ class _ClientMistakes(logging.Filter):
         return True
 
 
-def main() -> int:
-    try:
-        settings = Settings.from_env()
-    except ConfigError as error:
-        print(f"truc-gateway: {error}", file=sys.stderr)
-        return 2
-    logs.configure(settings.log_level, settings.log_format)
+async def _build(settings: Settings) -> GatewayProcess:
+    return GatewayProcess(settings)
+
+
+def _quiet_client_mistakes(_: Settings) -> None:
     logging.getLogger("aiohttp.server").addFilter(_ClientMistakes())
-    if settings.tracing:
-        tracing.configure("truc-gateway")
-        log.info("tracing on")
-    uvloop.run(serve(settings))
-    return 0
+
+
+def main() -> int:
+    """``truc-gateway``: serve the gateway, configured from the environment."""
+    return run_service("truc-gateway", Settings, _build, log, setup=_quiet_client_mistakes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

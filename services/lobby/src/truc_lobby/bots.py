@@ -3,7 +3,7 @@
 The matcher appends one job per bot seat (game, seat, player, token) to a Redis
 stream; replicas read it in one consumer group, so each job is played once.
 A bot plays through the public game API with its own token, exactly like a
-player (:class:`truc_client.bots.BotPlayer`). A job is acknowledged when its
+player (:class:`truc_bots.BotPlayer`). A job is acknowledged when its
 match is over; jobs of a replica that died are claimed by another after
 ``idle_ms`` and the bot resumes by watching the game from the start.
 """
@@ -19,7 +19,7 @@ import grpc
 from redis.exceptions import RedisError, ResponseError
 from truc.v1 import game_service_pb2_grpc
 
-from truc_client.bots import BotPlayer, HeuristicPolicy
+from truc_bots import BotPlayer, HeuristicPolicy
 from truc_redis.connection import RedisClient
 
 from .store import BOT_JOBS

@@ -1,4 +1,7 @@
-"""Settings of the lobby, read once from the environment.
+"""Settings of the lobby, read once from the environment (a
+:class:`~truc_service.settings.SignedSettings` model: one parser, one
+:class:`~truc_service.settings.ConfigError` naming the variable, the dev-mode
+switch and the JWT key rules of every truc service).
 
 | variable | default | meaning |
 |---|---|---|
@@ -26,56 +29,64 @@
 | ``TRUC_METRICS_PORT`` | ``9465`` | ``/metrics`` on ``TRUC_LOBBY_HOST`` (0: off; -1: a free port) |
 | ``TRUC_TRACING`` | ``0`` | ``1``: OpenTelemetry tracing (:mod:`truc_telemetry.tracing`) |
 | ``TRUC_LOBBY_ROLE`` | ``all`` | ``api`` (no bots), ``bots`` (only bots) or ``all``; ``ROLES`` |
+
+No other module reads the environment.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Final
 
-from truc_telemetry import logs, tracing
+from pydantic import Field
+
+from truc_service.settings import DEV_SECRET, Choice, ConfigError, SignedSettings
 
 __all__ = ["DEV_SECRET", "ROLES", "ConfigError", "Settings"]
 
-DEV_SECRET = "truc-development-secret-do-not-use-in-production"
-"""The development key; the game service has the same one in development mode."""
-
-ROLES = ("api", "bots", "all")
+ROLES: Final = ("api", "bots", "all")
 """What a lobby process runs (``TRUC_LOBBY_ROLE``). ``api``: LobbyService, the
 matcher and the results follower, but no bots (the matcher still queues bot jobs);
 ``bots``: only plays the queued bot seats, serving nothing but gRPC health;
 ``all``: both in one process (``make serve``). Kubernetes runs ``api`` pods behind
 the Service and a Deployment of ``bots`` pods (deploy/k8s)."""
 
+if TYPE_CHECKING:
+    Role = str
+else:
+    Role = Choice(*ROLES)
+    """One of :data:`ROLES` (any case)."""
 
-class ConfigError(ValueError):
-    """The environment does not describe a valid configuration."""
+_WEEK: Final = 7 * 24 * 3600
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Settings:
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    host: str = "127.0.0.1"
-    port: int = 50052
-    game_address: str = "127.0.0.1:50051"
-    jwt_secret: str = DEV_SECRET
-    token_ttl_seconds: int = 86400
-    external_jwt_key: str | None = None
-    external_jwt_algorithm: str = "RS256"
-    external_jwt_issuer: str | None = None
-    external_jwt_audience: str | None = None
-    match_interval_ms: int = 200
-    bot_wait_seconds: float = 20.0
-    ticket_grace_seconds: float = 30.0
-    confirm_seconds: float = 120.0
-    default_rating: float = 1500.0
-    game_turn_seconds: int = 0
-    history_seconds: int = 7 * 24 * 3600
-    grace_seconds: float = 5.0
-    max_connection_age_seconds: int = 0
-    log_level: str = "INFO"
-    role: str = "all"
+class Settings(SignedSettings):
+    service: ClassVar[str] = "truc-lobby"
+
+    redis_url: str = Field(validation_alias="REDIS_URL")
+    host: str = Field("127.0.0.1", validation_alias="TRUC_LOBBY_HOST")
+    port: int = Field(50052, ge=0, le=65535, validation_alias="TRUC_LOBBY_PORT")
+    game_address: str = Field("127.0.0.1:50051", validation_alias="TRUC_GAME_ADDRESS")
+    token_ttl_seconds: int = Field(
+        86400, ge=60, le=30 * 86400, validation_alias="TRUC_TOKEN_TTL_SECONDS"
+    )
+    external_jwt_key: str | None = Field(None, repr=False, validation_alias="TRUC_EXTERNAL_JWT_KEY")
+    external_jwt_algorithm: str = Field("RS256", validation_alias="TRUC_EXTERNAL_JWT_ALGORITHM")
+    external_jwt_issuer: str | None = Field(None, validation_alias="TRUC_EXTERNAL_JWT_ISSUER")
+    external_jwt_audience: str | None = Field(None, validation_alias="TRUC_EXTERNAL_JWT_AUDIENCE")
+    match_interval_ms: int = Field(200, ge=10, le=60_000, validation_alias="TRUC_MATCH_INTERVAL_MS")
+    bot_wait_seconds: float = Field(20.0, ge=0, le=3600, validation_alias="TRUC_BOT_WAIT_SECONDS")
+    ticket_grace_seconds: float = Field(
+        30.0, ge=1, le=3600, validation_alias="TRUC_TICKET_GRACE_SECONDS"
+    )
+    confirm_seconds: float = Field(120.0, ge=1, le=86400, validation_alias="TRUC_CONFIRM_SECONDS")
+    default_rating: float = Field(1500.0, ge=0, le=5000, validation_alias="TRUC_DEFAULT_RATING")
+    game_turn_seconds: int = Field(0, ge=0, le=3600, validation_alias="TRUC_GAME_TURN_SECONDS")
+    history_seconds: int = Field(_WEEK, ge=60, le=10**9, validation_alias="TRUC_HISTORY_SECONDS")
+    max_connection_age_seconds: int = Field(
+        0, ge=0, le=86400, validation_alias="TRUC_MAX_CONNECTION_AGE_SECONDS"
+    )
+    metrics_port: int = Field(9465, ge=-1, le=65535, validation_alias="TRUC_METRICS_PORT")
+    role: Role = Field("all", validation_alias="TRUC_LOBBY_ROLE")
 
     @property
     def serves_api(self) -> bool:
@@ -86,68 +97,3 @@ class Settings:
     def plays_bots(self) -> bool:
         """This process plays bot seats (the bot jobs' consumer group)."""
         return self.role != "api"
-
-    log_format: str = "json"
-    metrics_port: int = 9465
-    tracing: bool = False
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if env is None else env
-        redis_url = env.get("REDIS_URL", "")
-        if not redis_url:
-            raise ConfigError("REDIS_URL is not set")
-        dev_mode = env.get("TRUC_DEV_MODE", "0") in ("1", "true", "yes")
-        secret = env.get("TRUC_JWT_SECRET", "")
-        if not secret:
-            if not dev_mode:
-                raise ConfigError(
-                    "TRUC_JWT_SECRET is not set (or TRUC_DEV_MODE=1 for the development key)"
-                )
-            secret = DEV_SECRET
-        elif len(secret) < 32:
-            raise ConfigError("TRUC_JWT_SECRET must be at least 32 characters")
-        role = env.get("TRUC_LOBBY_ROLE", "all").strip().lower() or "all"
-        if role not in ROLES:
-            raise ConfigError(f"TRUC_LOBBY_ROLE must be one of {', '.join(ROLES)}, not {role!r}")
-        if env.get("TRUC_LOG_FORMAT", "json").strip().lower() not in logs.FORMATS:
-            raise ConfigError(f"TRUC_LOG_FORMAT must be one of {', '.join(logs.FORMATS)}")
-        return cls(
-            redis_url=redis_url,
-            host=env.get("TRUC_LOBBY_HOST", "127.0.0.1"),
-            port=_int(env, "TRUC_LOBBY_PORT", 50052, 0, 65535),
-            game_address=env.get("TRUC_GAME_ADDRESS", "127.0.0.1:50051"),
-            jwt_secret=secret,
-            token_ttl_seconds=_int(env, "TRUC_TOKEN_TTL_SECONDS", 86400, 60, 30 * 86400),
-            external_jwt_key=env.get("TRUC_EXTERNAL_JWT_KEY") or None,
-            external_jwt_algorithm=env.get("TRUC_EXTERNAL_JWT_ALGORITHM", "RS256"),
-            external_jwt_issuer=env.get("TRUC_EXTERNAL_JWT_ISSUER") or None,
-            external_jwt_audience=env.get("TRUC_EXTERNAL_JWT_AUDIENCE") or None,
-            match_interval_ms=_int(env, "TRUC_MATCH_INTERVAL_MS", 200, 10, 60_000),
-            bot_wait_seconds=float(_int(env, "TRUC_BOT_WAIT_SECONDS", 20, 0, 3600)),
-            ticket_grace_seconds=float(_int(env, "TRUC_TICKET_GRACE_SECONDS", 30, 1, 3600)),
-            confirm_seconds=float(_int(env, "TRUC_CONFIRM_SECONDS", 120, 1, 86400)),
-            default_rating=float(_int(env, "TRUC_DEFAULT_RATING", 1500, 0, 5000)),
-            game_turn_seconds=_int(env, "TRUC_GAME_TURN_SECONDS", 0, 0, 3600),
-            history_seconds=_int(env, "TRUC_HISTORY_SECONDS", 7 * 24 * 3600, 60, 10**9),
-            grace_seconds=float(_int(env, "TRUC_GRACE_SECONDS", 5, 0, 600)),
-            max_connection_age_seconds=_int(env, "TRUC_MAX_CONNECTION_AGE_SECONDS", 0, 0, 86400),
-            log_level=env.get("TRUC_LOG_LEVEL", "INFO").upper(),
-            role=role,
-            log_format=env.get("TRUC_LOG_FORMAT", "json").strip().lower(),
-            metrics_port=_int(env, "TRUC_METRICS_PORT", 9465, -1, 65535),
-            tracing=tracing.wanted(env),
-        )
-
-
-def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be an integer, not {raw!r}") from None
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
-    return value

@@ -23,7 +23,7 @@ from typing import Final
 
 from truc_redis.connection import RedisClient
 
-from .store import P
+from .store import P, store_call
 
 __all__ = [
     "HISTORY_LIMIT",
@@ -110,11 +110,13 @@ class GameHistory:
     def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
 
+    @store_call
     async def page(self, player: str, size: int, token: str) -> tuple[list[GameRecord], str]:
         """Up to ``size`` of the player's games after ``token`` (most recent first)
         and the token of the next page ("" if there is none).
 
-        Raises :class:`PageTokenError` for a token this lobby did not issue.
+        Raises :class:`PageTokenError` for a token this lobby did not issue, and
+        ``Unavailable`` (``STORE_UNAVAILABLE``) when Redis fails.
         """
         key = history_key(player)
         pipe = self._redis.pipeline(transaction=False)

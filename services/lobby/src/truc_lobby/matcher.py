@@ -23,6 +23,8 @@ import grpc
 from redis.exceptions import RedisError
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
+from truc_protocol.errors import Unavailable
+
 from . import metrics
 from .matchmaking import MatchPolicy, Member, QueuedTicket, Table, form_tables
 from .results import ResultsFollower
@@ -76,8 +78,8 @@ class Matcher:
                         await self.round()
                     finally:
                         await self._store.unlock_matcher(self._owner)
-            except RedisError as exc:
-                log.warning("matching round failed: %s", exc)
+            except (RedisError, Unavailable) as exc:  # the store's: RedisError is its cause
+                log.warning("matching round failed: %s", exc.__cause__ or exc)
             except Exception:
                 log.exception("matching round failed")
 

@@ -30,7 +30,7 @@ from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 from truc_redis.connection import RedisClient, script
 
 from .history import HISTORY_LIMIT, GameRecord, history_key, summary_key
-from .store import RATINGS, P, player_key
+from .store import RATINGS, P, player_key, store_call
 from .tokens import TokenIssuer
 
 __all__ = ["ACTIVE", "ResultsFollower", "elo_changes"]
@@ -111,6 +111,7 @@ class ResultsFollower:
         self._track = script(redis, _TRACK)
         self._following: dict[str, asyncio.Task[None]] = {}
 
+    @store_call
     async def track(self, game: str, seats: Sequence[tuple[int, str, bool, float]]) -> None:
         """Remember a new game (called when the lobby seats a table)."""
         await self._track(
@@ -167,9 +168,11 @@ class ResultsFollower:
         except RedisError as exc:
             log.warning("results: %s: %s", game, exc)
 
+    @store_call
     async def settle(self, game: str) -> bool:
         """Record ``game`` now if it is over (a player of it wants to queue again
-        before its follower has seen the end); True if it is over."""
+        before its follower has seen the end); True if it is over.
+        ``Unavailable`` (``STORE_UNAVAILABLE``) when Redis fails."""
         metadata = (("authorization", "Bearer " + self._tokens.lobby_token()),)
         try:
             reply = await self._game.GetGame(

@@ -2,9 +2,10 @@
 
 Configured from the environment (:mod:`truc_lobby.config`); ``TRUC_LOBBY_ROLE``
 says which of them run (``api``: all but the bot runner; ``bots``: the bot
-runner and health only; ``all``, the default: everything). On SIGTERM or
-SIGINT: health NOT_SERVING, in-flight calls get ``TRUC_GRACE_SECONDS``, then
-the background tasks stop.
+runner and health only; ``all``, the default: everything). Run by the kit
+(:func:`truc_service.process.run_service`): on SIGTERM or SIGINT, health
+NOT_SERVING, in-flight calls get ``TRUC_GRACE_SECONDS``, then the background
+tasks stop; a second signal exits at once.
 
 Health, in every role: ``""`` (and ``truc.v1.LobbyService`` where it is served)
 is SERVING only while Redis answers (readiness); :data:`LIVENESS` is SERVING
@@ -17,30 +18,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-import uvloop
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from truc.v1 import game_service_pb2_grpc, lobby_service_pb2
 
-from truc_client.balancing import ROUND_ROBIN, connection_age
+from truc_protocol.balancing import ROUND_ROBIN, connection_age
+from truc_protocol.errors import Unavailable
 from truc_redis.connection import RedisClient, connect, follow_reachability, subscriber
-from truc_telemetry import logs, tracing
+from truc_service.process import run_service
 from truc_telemetry import metrics as telemetry
 from truc_telemetry.interceptor import RpcInterceptor
 
 from . import metrics
 from .api import LobbyServicer, add_to_server
 from .bots import BotRunner
-from .config import DEV_SECRET, ConfigError, Settings
+from .config import ConfigError, Settings
 from .history import GameHistory
 from .matcher import Matcher
 from .results import ResultsFollower
@@ -121,8 +120,8 @@ class LobbyServer:
         while True:
             try:
                 metrics.QUEUED_TICKETS.set(await store.queue_length())
-            except RedisError as exc:
-                log.debug("queue not counted: %s", exc)
+            except Unavailable as exc:
+                log.debug("queue not counted: %s", exc.__cause__)
             await asyncio.sleep(1.0)
 
     async def _probe_redis(self) -> None:
@@ -220,33 +219,13 @@ def build_server(settings: Settings) -> LobbyServer:
     )
 
 
-async def serve(settings: Settings) -> None:
-    lobby = build_server(settings)
-    await lobby.start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    await stop.wait()
-    log.info("shutting down (grace %.1f s)", settings.grace_seconds)
-    await lobby.stop()
-    tracing.shutdown()
+async def _build(settings: Settings) -> LobbyServer:
+    return build_server(settings)
 
 
 def main() -> int:
-    try:
-        settings = Settings.from_env()
-    except ConfigError as exc:
-        print(f"truc-lobby: configuration error: {exc}", file=sys.stderr)
-        return 2
-    logs.configure(settings.log_level, settings.log_format)
-    if settings.tracing:
-        tracing.configure("truc-lobby")
-        log.info("tracing on")
-    if settings.jwt_secret == DEV_SECRET:
-        log.warning("development mode: tokens are signed with the built-in development key")
-    uvloop.run(serve(settings))
-    return 0
+    """``truc-lobby``: serve the lobby, configured from the environment."""
+    return run_service("truc-lobby", Settings, _build, log)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,9 @@
-"""Use cases of the lobby: guests, tickets, parties (stateless: all in Redis)."""
+"""Use cases of the lobby: guests, tickets, parties (stateless: all in Redis).
+
+Refusals are :mod:`truc_protocol.errors` (transport-neutral); the store's
+failures reach here as ``Unavailable`` (``STORE_UNAVAILABLE``), never as a
+Redis error (:func:`truc_lobby.store.store_call`).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,17 @@ import time
 from collections.abc import Sequence
 from typing import Final
 
-import grpc
 from truc.v1 import game_pb2, lobby_pb2
 
-from .errors import LobbyError
+from truc_protocol.convert import options_from_proto, options_to_proto
+from truc_protocol.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+)
+
 from .history import GameHistory, GameRecord, PageTokenError
 from .results import ResultsFollower
 from .store import LobbyStore, StoredTicket
@@ -34,8 +46,8 @@ DEFAULT_PAGE_SIZE: Final = 20
 MAX_PAGE_SIZE: Final = 100
 
 
-def _bad(message: str) -> LobbyError:
-    return LobbyError(grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST", message)
+def _bad(message: str) -> InvalidArgument:
+    return InvalidArgument("BAD_REQUEST", message)
 
 
 def ticket_name(ticket: str) -> str:
@@ -44,37 +56,18 @@ def ticket_name(ticket: str) -> str:
 
 def parse_ticket_name(name: str) -> str:
     if not name.startswith("tickets/") or not _TICKET_ID.fullmatch(name[8:]):
-        raise LobbyError(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "BAD_NAME",
-            f"name must be 'tickets/<id>', not {name[:80]!r}",
-        )
+        raise InvalidArgument("BAD_NAME", f"name must be 'tickets/<id>', not {name[:80]!r}")
     return name[8:]
 
 
 def normalized_options(options: game_pb2.RuleOptions) -> game_pb2.RuleOptions:
-    """The options with every default written out, so equal tables get equal keys."""
-    if options.perique_trick_rank not in game_pb2.PeriqueTrickRank.values():
-        raise _bad("options.perique_trick_rank: unknown value")
-    if options.responder not in game_pb2.Responder.values():
-        raise _bad("options.responder: unknown value")
-    if options.cut not in game_pb2.CutMode.values():
-        raise _bad("options.cut: unknown value")
-    if options.ace_value not in (0, 1):
-        raise _bad("options.ace_value: 0 or 1")
-    if not 0 <= options.target_score <= 250:
-        raise _bad("options.target_score: 1-250 (0: 25)")
-    if not 0 <= options.manches_to_win <= 9:
-        raise _bad("options.manches_to_win: 1-9 (0: 2)")
-    return game_pb2.RuleOptions(
-        perique_trick_rank=options.perique_trick_rank or game_pb2.PERIQUE_TRICK_RANK_LOWEST,
-        play_out_all_tricks=options.play_out_all_tricks,
-        ace_value=options.ace_value,
-        responder=options.responder or game_pb2.RESPONDER_CAPTAIN,
-        cut=options.cut or game_pb2.CUT_MODE_AUTOMATIC,
-        target_score=options.target_score or 25,
-        manches_to_win=options.manches_to_win or 2,
-    )
+    """The options with every default written out, so equal tables get equal keys.
+
+    The engine's :class:`~truc_rules.truc_y_flou.options.RuleOptions` checks them
+    (one definition of the bounds): INVALID_ARGUMENT ``BAD_REQUEST`` naming the
+    option otherwise.
+    """
+    return options_to_proto(options_from_proto(options))
 
 
 class LobbyService:
@@ -135,8 +128,7 @@ class LobbyService:
                 break
             if attempt == 0 and await self._game_over(player):
                 continue  # the game that held the player just ended: queue now
-            raise LobbyError(
-                grpc.StatusCode.ALREADY_EXISTS,
+            raise AlreadyExists(
                 "ALREADY_QUEUED",
                 f"player {player!r} already holds a live ticket or is playing a game",
             )
@@ -147,13 +139,9 @@ class LobbyService:
     async def _member_ticket(self, player: str, ticket: str) -> StoredTicket:
         found = await self.store.get(ticket)
         if found is None:
-            raise LobbyError(grpc.StatusCode.NOT_FOUND, "TICKET_NOT_FOUND", f"no ticket {ticket!r}")
+            raise NotFound("TICKET_NOT_FOUND", f"no ticket {ticket!r}")
         if all(p != player for p, _, _ in found.members):
-            raise LobbyError(
-                grpc.StatusCode.PERMISSION_DENIED,
-                "NOT_ON_TICKET",
-                f"{player!r} is not on this ticket",
-            )
+            raise PermissionDenied("NOT_ON_TICKET", f"{player!r} is not on this ticket")
         return found
 
     async def _game_over(self, player: str) -> bool:
@@ -175,26 +163,24 @@ class LobbyService:
         if outcome == 4 and await self._game_over(player):
             outcome = await self.store.confirm(ticket, player, self._now_ms())
         if outcome == 1:
-            raise LobbyError(
-                grpc.StatusCode.FAILED_PRECONDITION, "TICKET_CLOSED", "the ticket is closed"
-            )
+            raise FailedPrecondition("TICKET_CLOSED", "the ticket is closed")
         if outcome == 4:
-            raise LobbyError(
-                grpc.StatusCode.ALREADY_EXISTS,
-                "ALREADY_QUEUED",
-                f"player {player!r} already holds another live ticket",
+            raise AlreadyExists(
+                "ALREADY_QUEUED", f"player {player!r} already holds another live ticket"
             )
         return await self._member_ticket(player, ticket)
 
     async def cancel_ticket(self, player: str, ticket: str) -> StoredTicket:
         found = await self._member_ticket(player, ticket)
         if await self.store.close(found, "CANCELLED") != 2:
-            raise LobbyError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                "TICKET_CLOSED",
-                "the ticket is already matched, cancelled or expired",
+            raise FailedPrecondition(
+                "TICKET_CLOSED", "the ticket is already matched, cancelled or expired"
             )
         return await self._member_ticket(player, ticket)
+
+    async def heartbeat(self, ticket: str) -> None:
+        """A watcher of ``ticket`` keeps it alive (while it is queued)."""
+        await self.store.heartbeat(ticket, self._now_ms())
 
     def ticket_proto(self, stored: StoredTicket, caller: str) -> lobby_pb2.Ticket:
         """The ticket as ``caller`` sees it (with its seat and game token once matched)."""

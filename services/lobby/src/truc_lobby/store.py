@@ -14,6 +14,13 @@ ticket's channel for watchers on any replica:
   so no player is ever seated twice; ``SEAT`` then records the game, or
   ``UNCLAIM`` puts them back if the game could not be created.
 
+Every public method of :class:`LobbyStore` (and of the other Redis adapters the
+use cases call: :class:`~truc_lobby.history.GameHistory`,
+:meth:`~truc_lobby.results.ResultsFollower.settle`) raises
+:class:`~truc_protocol.errors.Unavailable` ``STORE_UNAVAILABLE`` when Redis
+fails (:func:`store_call`), never a ``RedisError``: callers see the protocol's
+error, the API layer imports no store.
+
 A player's "live ticket" key exists from creation (leader) or confirmation
 (member) until the ticket is cancelled or expired; once the ticket is matched
 it names the game, until the game ends (:mod:`truc_lobby.results`): a player
@@ -22,16 +29,23 @@ is never in two games at once.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, ParamSpec, TypeVar
 
+from redis.exceptions import RedisError
+
+from truc_protocol.errors import Unavailable
 from truc_redis.connection import RedisClient, script
 from truc_telemetry.metrics import timed
 
-__all__ = ["LobbyStore", "StoredTicket"]
+__all__ = ["LobbyStore", "StoredTicket", "store_call", "unavailable"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 P: Final = "truc:{lobby}"
 QUEUE: Final = f"{P}:queue"
@@ -42,6 +56,25 @@ RATINGS: Final = f"{P}:ratings"
 MATCHER_LOCK: Final = f"{P}:matcher"
 BOT_JOBS: Final = f"{P}:bots"
 CHANNEL_PREFIX: Final = "truc:lobby:ticket:"
+
+
+def unavailable() -> Unavailable:
+    """What a lobby call answers when its store cannot be reached."""
+    return Unavailable("STORE_UNAVAILABLE", "the lobby store cannot be reached; retry")
+
+
+def store_call(call: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]:
+    """A Redis adapter method whose ``RedisError`` becomes :func:`unavailable`
+    (the Redis error is its ``__cause__``)."""
+
+    @functools.wraps(call)
+    async def reached(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return await call(*args, **kwargs)
+        except RedisError as exc:
+            raise unavailable() from exc
+
+    return reached
 
 
 def ticket_key(ticket: str) -> str:
@@ -213,17 +246,20 @@ class LobbyStore:
         self._seat = script(redis, _SEAT)
         self._release = script(redis, _RELEASE)
 
+    @store_call
     @timed("live")
     async def live(self, player: str) -> str | None:
         """What the player holds: ``"game:<id>"``, a ticket id, or None."""
         raw = await self.redis.get(player_key(player))
         return None if raw is None else raw.decode()
 
+    @store_call
     @timed("ratings")
     async def ratings(self, players: Sequence[str], default: float) -> list[float]:
         values = await self.redis.hmget(RATINGS, list(players))  # type: ignore[misc]
         return [float(v) if v is not None else default for v in values]
 
+    @store_call
     @timed("create")
     async def create(
         self,
@@ -254,11 +290,13 @@ class LobbyStore:
         )
         return bool(created)
 
+    @store_call
     @timed("get")
     async def get(self, ticket: str) -> StoredTicket | None:
         raw = await self.redis.hgetall(ticket_key(ticket))  # type: ignore[misc]
         return _ticket(ticket, raw) if raw else None
 
+    @store_call
     @timed("confirm")
     async def confirm(self, ticket: str, player: str, now_ms: int) -> int:
         """0 no ticket, 1 closed, 2 not a member, 4 member holds another ticket, 5 done."""
@@ -269,6 +307,7 @@ class LobbyStore:
             )
         )
 
+    @store_call
     @timed("close")
     async def close(self, ticket: StoredTicket, state: str) -> int:
         """0 no ticket, 1 already matched or closed, 2 closed now."""
@@ -285,12 +324,14 @@ class LobbyStore:
             )
         )
 
+    @store_call
     @timed("heartbeat")
     async def heartbeat(self, ticket: str, now_ms: int) -> None:
         """A watcher keeps its queued ticket alive."""
         if await self.redis.hexists(HEARTBEATS, ticket):  # type: ignore[misc]
             await self.redis.hset(HEARTBEATS, ticket, str(now_ms))  # type: ignore[misc]
 
+    @store_call
     @timed("queue")
     async def queue(self) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
         """The queued tickets (members with ratings, options key, queue time) and
@@ -301,17 +342,20 @@ class LobbyStore:
             {k.decode(): int(v) for k, v in zip(beats[::2], beats[1::2], strict=True)},
         )
 
+    @store_call
     @timed("unconfirmed_since")
     async def unconfirmed_since(self, before_ms: int) -> list[str]:
         """Party tickets created before ``before_ms`` still waiting for a member."""
         found = await self.redis.zrangebyscore(AWAITING, "-inf", before_ms, start=0, num=100)
         return [t.decode() for t in found]
 
+    @store_call
     @timed("claim")
     async def claim(self, tickets: Sequence[str]) -> bool:
         keys = [QUEUE, HEARTBEATS, *(ticket_key(t) for t in tickets)]
         return bool(await self._claim(keys=keys, args=list(tickets)))
 
+    @store_call
     @timed("unclaim")
     async def unclaim(self, entries: dict[str, str], now_ms: int) -> None:
         args: list[str | int] = []
@@ -320,6 +364,7 @@ class LobbyStore:
         keys = [QUEUE, HEARTBEATS, *(ticket_key(t) for t in entries)]
         await self._unclaim(keys=keys, args=[*args, now_ms])
 
+    @store_call
     @timed("seat")
     async def seat(
         self,
@@ -342,14 +387,17 @@ class LobbyStore:
             ],
         )
 
+    @store_call
     @timed("lock_matcher")
     async def lock_matcher(self, owner: str, ttl_ms: int) -> bool:
         return bool(await self.redis.set(MATCHER_LOCK, owner, nx=True, px=ttl_ms))
 
+    @store_call
     @timed("unlock_matcher")
     async def unlock_matcher(self, owner: str) -> None:
         await self._release(keys=[MATCHER_LOCK], args=[owner])
 
+    @store_call
     @timed("queue_length")
     async def queue_length(self) -> int:
         """How many tickets are queued."""

@@ -8,6 +8,11 @@
 * Production hook: tokens of an external identity provider are accepted too
   when ``TRUC_EXTERNAL_JWT_KEY`` is set (verified with that key, algorithm,
   issuer and audience); their ``sub`` becomes the player id.
+
+The lobby's own tokens are verified by the kit's
+:class:`truc_service.tokens.TokenVerifier` (``iss`` = ``truc-lobby``, ``aud``
+= ``truc-lobby``), the one JWT check of every truc service; a token it finds
+invalid is tried against the external provider, if there is one.
 """
 
 from __future__ import annotations
@@ -18,14 +23,14 @@ from typing import Final
 
 import jwt
 
-from .errors import Unauthenticated
+from truc_protocol.errors import Unauthenticated
+from truc_service.tokens import ALGORITHM, TokenVerifier, bearer_token
 
 __all__ = ["ISSUER", "LOBBY_AUDIENCE", "TokenIssuer"]
 
 ISSUER: Final = "truc-lobby"
 LOBBY_AUDIENCE: Final = "truc-lobby"
 GAME_AUDIENCE: Final = "truc-game"
-_ALGORITHM: Final = "HS256"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +52,7 @@ class TokenIssuer:
         self._secret = secret
         self._ttl = ttl_seconds
         self._external = external
+        self._own = TokenVerifier(secret, issuer=ISSUER, audience=LOBBY_AUDIENCE)
 
     def player_token(self, player: str, *, now: float | None = None) -> tuple[str, int]:
         """A token for the lobby and the game service, and when it expires (seconds)."""
@@ -60,7 +66,7 @@ class TokenIssuer:
             "iat": issued,
             "exp": expires,
         }
-        return jwt.encode(claims, self._secret, algorithm=_ALGORITHM), expires
+        return jwt.encode(claims, self._secret, algorithm=ALGORITHM), expires
 
     def lobby_token(self, *, now: float | None = None) -> str:
         """The lobby's own token for GameService.CreateGame."""
@@ -73,32 +79,16 @@ class TokenIssuer:
             "iat": issued,
             "exp": issued + 3600,
         }
-        return jwt.encode(claims, self._secret, algorithm=_ALGORITHM)
+        return jwt.encode(claims, self._secret, algorithm=ALGORITHM)
 
     def verify(self, header: str | None) -> str:
         """The player id named by ``authorization: Bearer <token>``."""
-        if not header:
-            raise Unauthenticated("TOKEN_MISSING", "send metadata 'authorization: Bearer <token>'")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token:
-            raise Unauthenticated("TOKEN_INVALID", "authorization must be 'Bearer <token>'")
         try:
-            claims = jwt.decode(
-                token,
-                self._secret,
-                algorithms=[_ALGORITHM],
-                issuer=ISSUER,
-                audience=LOBBY_AUDIENCE,
-                options={"require": ["exp", "sub", "iss", "aud"]},
-            )
-        except jwt.ExpiredSignatureError:
-            raise Unauthenticated("TOKEN_EXPIRED", "the token has expired; sign in again") from None
-        except jwt.PyJWTError as own_error:
-            if self._external is None:
-                raise Unauthenticated(
-                    "TOKEN_INVALID", f"the token is not valid: {own_error}"
-                ) from None
-            claims = self._verify_external(token)
+            return self._own.verify(header).player
+        except Unauthenticated as own_error:
+            if self._external is None or own_error.reason != "TOKEN_INVALID":
+                raise
+            claims = self._verify_external(bearer_token(header))
         player = claims.get("sub")
         if not isinstance(player, str) or not 1 <= len(player) <= 128:
             raise Unauthenticated("TOKEN_INVALID", "the token's sub must name a player")

@@ -1,8 +1,8 @@
 """The part of a version's view that all its watchers share, built once.
 
 Every watcher of a game on this replica is handed the same event-log entry
-(:mod:`truc_game.watch`); the views of it differ only in the fields that
-:func:`~truc_game.rules.view_for` fills for the viewer (its hand, its legal
+(:mod:`truc_game.adapters.redis_feed`); the views of it differ only in the fields that
+:func:`~truc_rules.truc_y_flou.view_for` fills for the viewer (its hand, its legal
 actions, its team's signals, the events it may see). :class:`PublicViews`
 keeps the rest, serialized, for the last versions watched, so each watcher
 only adds its own fields (:func:`.convert.seat_view_from_public`).
@@ -17,8 +17,7 @@ from typing import Final
 
 from truc_game.names import game_name
 from truc_game.service import SeatView
-
-from .convert import public_view_to_proto
+from truc_protocol.convert import public_view_to_proto
 
 __all__ = ["PublicViews"]
 

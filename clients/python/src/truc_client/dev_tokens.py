@@ -1,0 +1,61 @@
+"""Game tokens for the ``truc`` command's own games (``truc scenario --via``).
+
+A scenario played through a service creates its game and acts for all six
+seats, so the command signs its tokens itself, as the lobby would: HS256 JWTs
+with the claims the game service checks (``sub``, ``role``, ``iss``
+``truc-lobby``, ``aud`` ``truc-game``, ``iat``, ``exp``). The standard library
+is enough for that; the client depends on no service package.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+from typing import Final
+
+__all__ = ["DEV_SECRET", "issue_token"]
+
+DEV_SECRET: Final = "truc-development-secret-do-not-use-in-production"
+"""The public development key: what a service in dev mode (``TRUC_DEV_MODE=1``)
+verifies tokens with when no ``TRUC_JWT_SECRET`` is set. The same value as
+``truc_service.settings.DEV_SECRET`` (a test checks it); being public, a
+service never accepts it outside dev mode."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _segment(value: dict[str, object]) -> str:
+    return _b64(json.dumps(value, separators=(",", ":")).encode("utf-8"))
+
+
+_HEADER: Final = _segment({"alg": "HS256", "typ": "JWT"})
+
+
+def issue_token(
+    secret: str,
+    player: str,
+    *,
+    role: str = "player",
+    ttl_seconds: float = 3600.0,
+    issuer: str = "truc-lobby",
+    audience: str = "truc-game",
+    now: float | None = None,
+) -> str:
+    """A signed HS256 token for ``player`` with ``role`` (``player``, ``lobby``, ``spectator``)."""
+    issued = time.time() if now is None else now
+    claims: dict[str, object] = {
+        "sub": player,
+        "role": role,
+        "iss": issuer,
+        "aud": audience,
+        "iat": int(issued),
+        "exp": int(issued + ttl_seconds),
+    }
+    signing_input = f"{_HEADER}.{_segment(claims)}"
+    signature = hmac.new(secret.encode("utf-8"), signing_input.encode("ascii"), hashlib.sha256)
+    return f"{signing_input}.{_b64(signature.digest())}"

@@ -1,0 +1,107 @@
+"""truc-rules: the pure rules of the Truc family of card games.
+
+No I/O, no clock, no global randomness: time and seeds are parameters, and the
+package imports nothing but the standard library. Hidden information leaves a
+rule set only through its ``view_for`` (one view per seat).
+
+Layout (one home per rule set, beside the parts they share)::
+
+    truc_rules/cards.py        the Spanish pack: cards, suits, ranks, notation
+    truc_rules/errors.py       IllegalAction (with its Reason), InvalidSetup
+    truc_rules/scenario.py     the scenario runner core: fixed deals, actions, results
+    truc_rules/truc_y_flou/    Truc y Flou (rules.md), the default rule set: its
+                               ranking (the §3.1 trick order), options, state,
+                               engine, events, views, codec, default actions
+
+This module re-exports the API of the default rule set, Truc y Flou::
+
+    t = new_game(RuleOptions(), seed=42)
+    state = t.state
+    seat = to_act(state)
+    t = apply_action(state, seat, legal_actions(state, seat)[0])
+    view = view_for(t.state, seat, t.events)
+"""
+
+from .truc_y_flou import (
+    DECK,
+    Action,
+    Call,
+    Card,
+    ChooseDealer,
+    CutDeck,
+    CutMode,
+    Directive,
+    GameState,
+    GameView,
+    IllegalAction,
+    InvalidSetup,
+    MakeCall,
+    PeriqueTrickRank,
+    Phase,
+    PlayCard,
+    Prompt,
+    Rank,
+    Reason,
+    Responder,
+    RuleOptions,
+    SendDirective,
+    SendSignal,
+    Signal,
+    Suit,
+    Transition,
+    TrucError,
+    apply_action,
+    decode_state,
+    embit_value,
+    encode_state,
+    flor_value,
+    has_flor,
+    is_terminal,
+    legal_actions,
+    new_game,
+    parse_cards,
+    to_act,
+    view_for,
+)
+
+__all__ = [
+    "DECK",
+    "Action",
+    "Call",
+    "Card",
+    "ChooseDealer",
+    "CutDeck",
+    "CutMode",
+    "Directive",
+    "GameState",
+    "GameView",
+    "IllegalAction",
+    "InvalidSetup",
+    "MakeCall",
+    "PeriqueTrickRank",
+    "Phase",
+    "PlayCard",
+    "Prompt",
+    "Rank",
+    "Reason",
+    "Responder",
+    "RuleOptions",
+    "SendDirective",
+    "SendSignal",
+    "Signal",
+    "Suit",
+    "Transition",
+    "TrucError",
+    "apply_action",
+    "decode_state",
+    "embit_value",
+    "encode_state",
+    "flor_value",
+    "has_flor",
+    "is_terminal",
+    "legal_actions",
+    "new_game",
+    "parse_cards",
+    "to_act",
+    "view_for",
+]

@@ -1,0 +1,208 @@
+"""Settings from the environment, for every truc service: one parser, one error.
+
+Each service declares its settings as a subclass of :class:`ServiceSettings`
+(a ``pydantic-settings`` model): one field per environment variable, named by
+its ``validation_alias``, typed and bounded, with its default and meaning in the
+field's description (the table in the service's ``config`` module docstring is
+the same list, for people). Empty variables count as unset.
+
+* :meth:`ServiceSettings.from_env` reads ``os.environ`` (or a given mapping)
+  and raises :class:`ConfigError` naming every variable that is wrong;
+* ``TRUC_DEV_MODE`` is parsed here once for all services (:func:`flag`:
+  ``1/true/yes/on`` or ``0/false/no/off``, any case);
+* ``TRUC_JWT_SECRET`` is required unless dev mode, at least 32 characters
+  (RFC 7518 §3.2); dev mode falls back to :data:`DEV_SECRET`;
+* ``TRUC_LOG_*``, ``TRUC_METRICS_PORT``, ``TRUC_TRACING`` and
+  ``TRUC_GRACE_SECONDS`` are common to all services.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Final, Self
+
+from pydantic import BeforeValidator, Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from truc_telemetry import logs, tracing
+
+__all__ = [
+    "DEV_SECRET",
+    "Choice",
+    "ConfigError",
+    "Flag",
+    "ServiceSettings",
+    "SignedSettings",
+    "flag",
+]
+
+DEV_SECRET: Final = "truc-development-secret-do-not-use-in-production"
+"""The JWT key of development mode (``TRUC_DEV_MODE=1``) when no secret is set:
+public, so never accepted outside dev mode."""
+
+_TRUE: Final = frozenset(("1", "true", "yes", "on"))
+_FALSE: Final = frozenset(("0", "false", "no", "off", ""))
+
+
+class ConfigError(ValueError):
+    """The environment does not describe a valid configuration."""
+
+
+def flag(value: object) -> bool:
+    """A yes/no variable: ``1/true/yes/on`` or ``0/false/no/off`` (any case)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError("must be 0 or 1 (or true/false, yes/no, on/off)")
+
+
+Flag = Annotated[bool, BeforeValidator(flag)]
+"""A boolean setting parsed by :func:`flag`."""
+
+
+def _lower(value: object) -> object:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def Choice(*choices: str) -> Any:  # noqa: N802 - reads as a type in a field declaration
+    """A string setting that is one of ``choices`` (any case; the first is the default)."""
+
+    def check(value: object) -> str:
+        text = str(_lower(value))
+        if text not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return text
+
+    return Annotated[str, BeforeValidator(check)]
+
+
+class ServiceSettings(BaseSettings):
+    """What every truc service reads: logging, metrics, tracing, the stop grace."""
+
+    model_config = SettingsConfigDict(
+        frozen=True, extra="ignore", env_ignore_empty=True, populate_by_name=True
+    )
+
+    service: ClassVar[str] = "truc"
+    """The service's name in messages (``truc-game``, ...)."""
+
+    log_level: str = Field(
+        "INFO",
+        validation_alias="TRUC_LOG_LEVEL",
+        description="logging level (DEBUG adds a line per RPC)",
+    )
+    log_format: Choice(*logs.FORMATS) = Field(  # type: ignore[valid-type]
+        logs.FORMATS[0],
+        validation_alias="TRUC_LOG_FORMAT",
+        description="json (an object per line) or text",
+    )
+    tracing: bool = Field(
+        False,
+        validation_alias="TRUC_TRACING",
+        description="1: OpenTelemetry tracing (also on with OTEL_EXPORTER_OTLP_ENDPOINT)",
+    )
+    grace_seconds: float = Field(
+        5.0,
+        ge=0,
+        le=600,
+        validation_alias="TRUC_GRACE_SECONDS",
+        description="on SIGTERM, how long in-flight calls may finish",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _common(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            data = dict(data)
+            data["TRUC_LOG_LEVEL"] = str(data.get("TRUC_LOG_LEVEL") or "INFO").upper()
+            data["TRUC_TRACING"] = tracing.wanted(data)
+        return data
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
+        """The settings ``env`` (default: ``os.environ``) describes, or ConfigError."""
+        source = os.environ if env is None else env
+        names = {f.validation_alias for f in cls.model_fields.values()}
+        raw: dict[str, Any] = {k: v for k, v in source.items() if v != "" and k in names}
+        for extra in ("OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+            if extra in source:
+                raw[extra] = source[extra]
+        if "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" in source:
+            raw["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = source["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            raise ConfigError(_explain(exc, raw, cls._bounds())) from None
+
+    @classmethod
+    def _bounds(cls) -> dict[str, tuple[object, object]]:
+        """(low, high) of each bounded variable, by name."""
+        bounds: dict[str, tuple[object, object]] = {}
+        for field in cls.model_fields.values():
+            low = next((m.ge for m in field.metadata if hasattr(m, "ge")), None)
+            high = next((m.le for m in field.metadata if hasattr(m, "le")), None)
+            if low is not None and high is not None and isinstance(field.validation_alias, str):
+                bounds[field.validation_alias] = (low, high)
+        return bounds
+
+
+def _explain(
+    error: ValidationError, raw: Mapping[str, Any], bounds: Mapping[str, tuple[object, object]]
+) -> str:
+    """One line per wrong variable: its name, what it must be, what it was."""
+    lines = []
+    for problem in error.errors():
+        name = ".".join(str(part) for part in problem["loc"]) or "configuration"
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        if problem["type"] in ("greater_than_equal", "less_than_equal") and name in bounds:
+            low, high = bounds[name]
+            message = f"must be between {low} and {high}"
+        elif problem["type"] == "greater_than_equal":
+            message = f"must be at least {problem['ctx']['ge']}"
+        elif problem["type"] == "less_than_equal":
+            message = f"must be at most {problem['ctx']['le']}"
+        elif problem["type"] in ("int_parsing", "int_from_float"):
+            message = "must be an integer"
+        elif problem["type"] == "float_parsing":
+            message = "must be a number"
+        elif problem["type"] == "missing":
+            message = "is not set"
+        if name in raw:
+            lines.append(f"{name} {message}, not {raw[name]!r}")
+        else:
+            lines.append(f"{name}: {message}" if name != "configuration" else message)
+    return "; ".join(lines)
+
+
+class SignedSettings(ServiceSettings):
+    """Settings of a service that signs or checks tokens: dev mode and the JWT key."""
+
+    dev_mode: Flag = Field(
+        False,
+        validation_alias="TRUC_DEV_MODE",
+        description="1 allows the built-in development JWT key (never in production)",
+    )
+    jwt_secret: str = Field(
+        "",
+        repr=False,
+        validation_alias="TRUC_JWT_SECRET",
+        description="the HS256 key the lobby and the game service share (required unless dev mode)",
+    )
+
+    @model_validator(mode="after")
+    def _secret(self) -> Self:
+        if not self.jwt_secret:
+            if not self.dev_mode:
+                raise ValueError(
+                    "TRUC_JWT_SECRET is not set: set it to the HS256 key the lobby and the "
+                    "game service share (or TRUC_DEV_MODE=1 to use the built-in development key)"
+                )
+            object.__setattr__(self, "jwt_secret", DEV_SECRET)
+        elif len(self.jwt_secret) < 32:
+            raise ValueError("TRUC_JWT_SECRET must be at least 32 characters (RFC 7518 §3.2)")
+        return self

@@ -1,0 +1,111 @@
+"""Bearer tokens: HS256 JWTs issued by the lobby, naming the player.
+
+Claims: ``sub`` (the player id), ``exp`` (required), ``iss`` and ``aud``
+(checked against the settings), and an optional ``role``: ``"lobby"`` may
+create games, ``"spectator"`` may watch any game's public view. A verified
+token is remembered until it expires, so a busy player's token is checked
+once, not on every call.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Final
+
+import jwt
+
+from truc_protocol.errors import Unauthenticated
+
+__all__ = ["ALGORITHM", "Identity", "TokenVerifier", "bearer_token", "issue_token"]
+
+ALGORITHM: Final = "HS256"
+_CACHE_LIMIT: Final = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    player: str
+    role: str
+    """``"player"`` (the default), ``"lobby"`` or ``"spectator"``."""
+    expires: float
+
+
+def bearer_token(header: str | None) -> str:
+    """The token of an ``authorization: Bearer <token>`` value; TOKEN_MISSING or
+    TOKEN_INVALID (Unauthenticated) if there is none or it is not that shape."""
+    if not header:
+        raise Unauthenticated("TOKEN_MISSING", "send metadata 'authorization: Bearer <token>'")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise Unauthenticated(
+            "TOKEN_INVALID", "the authorization metadata must be 'Bearer <token>'"
+        )
+    return token
+
+
+class TokenVerifier:
+    """Checks ``authorization: Bearer <jwt>`` metadata values."""
+
+    def __init__(self, secret: str, *, issuer: str, audience: str) -> None:
+        self._secret = secret
+        self._issuer = issuer
+        self._audience = audience
+        self._verified: dict[str, Identity] = {}
+
+    def verify(self, header: str | None, *, now: float | None = None) -> Identity:
+        token = bearer_token(header)
+        now = time.time() if now is None else now
+        known = self._verified.get(token)
+        if known is not None:
+            if known.expires > now:
+                return known
+            del self._verified[token]
+            raise Unauthenticated("TOKEN_EXPIRED", "the token has expired; sign in again")
+        try:
+            claims = jwt.decode(
+                token,
+                self._secret,
+                algorithms=[ALGORITHM],
+                issuer=self._issuer,
+                audience=self._audience,
+                options={"require": ["exp", "sub", "iss", "aud"]},
+            )
+        except jwt.ExpiredSignatureError:
+            raise Unauthenticated("TOKEN_EXPIRED", "the token has expired; sign in again") from None
+        except jwt.PyJWTError as exc:
+            raise Unauthenticated("TOKEN_INVALID", f"the token is not valid: {exc}") from None
+        player = claims["sub"]
+        role = claims.get("role", "player")
+        if not isinstance(player, str) or not player or len(player) > 128:
+            raise Unauthenticated("TOKEN_INVALID", "the token's sub must name a player")
+        if role not in ("player", "lobby", "spectator"):
+            raise Unauthenticated("TOKEN_INVALID", f"unknown role {role!r}")
+        identity = Identity(player, role, float(claims["exp"]))
+        if len(self._verified) >= _CACHE_LIMIT:
+            self._verified.clear()
+        self._verified[token] = identity
+        return identity
+
+
+def issue_token(
+    secret: str,
+    player: str,
+    *,
+    role: str = "player",
+    ttl_seconds: float = 3600.0,
+    issuer: str = "truc-lobby",
+    audience: str = "truc-game",
+    now: float | None = None,
+) -> str:
+    """A signed token for ``player`` (the lobby's job; also used by tests and tools)."""
+    issued = time.time() if now is None else now
+    claims = {
+        "sub": player,
+        "role": role,
+        "iss": issuer,
+        "aud": audience,
+        "iat": int(issued),
+        "exp": int(issued + ttl_seconds),
+    }
+    return jwt.encode(claims, secret, algorithm=ALGORITHM)

@@ -1,1 +1,0 @@
-"""Storage adapters: the game store on Redis (keys, Lua scripts, event log)."""

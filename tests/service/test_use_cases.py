@@ -1,0 +1,217 @@
+"""The game service's use cases on the in-memory adapters: no Redis, no gRPC, no
+process. What each use case decides (who may act, what is refused with which
+reason, what a retry or a late seat does) is checked here in milliseconds; the
+same behaviour over real Redis and gRPC is checked by the integration tests of
+this folder."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+import pytest
+
+from truc_game.adapters.memory import MemoryGameStore, MemoryVersionFeed
+from truc_game.deadlines import DeadlineSweeper
+from truc_game.service import GameService, NewGame, SeatView, stream_changes
+from truc_protocol.errors import (
+    Aborted,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    ServiceError,
+)
+from truc_rules import RuleOptions, decode_state, legal_actions
+from truc_rules.truc_y_flou.codec import decode_events
+from truc_rules.truc_y_flou.events import TurnTimedOut
+from truc_service.tokens import Identity
+
+pytestmark = pytest.mark.unit
+
+_T = TypeVar("_T")
+PLAYERS = ("ana", "bruno", "carla", "dani", "eva", "fede")
+LOBBY = Identity("truc-lobby", "lobby", 1e12)
+
+
+def run(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    return asyncio.run(coroutine)
+
+
+def player(name: str) -> Identity:
+    return Identity(name, "player", 1e12)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def service(clock: Clock, **limits: int) -> tuple[GameService, MemoryGameStore]:
+    store = MemoryGameStore(clock=clock)
+    game = GameService(
+        store,
+        turn_seconds=30,
+        allow_fixed_deals=False,
+        rate_actions=limits.get("rate_actions", 0),
+        rate_signals=limits.get("rate_signals", 0),
+        rate_window_ms=1000,
+        clock=clock,
+    )
+    return game, store
+
+
+def new_game(**changes: Any) -> NewGame:
+    fields: dict[str, Any] = {
+        "game_id": "g1",
+        "players": PLAYERS,
+        "options": RuleOptions(),
+        "turn_seconds": 0,
+        "dealer": None,
+        "fixed_deals": (),
+        "start_scores": (0, 0),
+        "start_manches": (0, 0),
+    }
+    fields.update(changes)
+    return NewGame(**fields)
+
+
+async def seat_to_act(store: MemoryGameStore) -> tuple[int, Any]:
+    """The seat to act in g1 and its first legal game action."""
+    state = decode_state((await store.read("g1")).state)
+    seat = state.to_act
+    assert seat is not None
+    return seat, legal_actions(state, seat)[0]
+
+
+def refused(error: pytest.ExceptionInfo[ServiceError], kind: type, reason: str) -> None:
+    assert isinstance(error.value, kind), error.value
+    assert error.value.reason == reason, error.value
+
+
+def test_only_the_lobby_creates_games_and_the_request_is_validated_there() -> None:
+    game, _ = service(Clock())
+    with pytest.raises(ServiceError) as error:
+        run(game.create_game(player("ana"), new_game()))
+    refused(error, PermissionDenied, "LOBBY_ONLY")
+    for bad in (
+        {"players": PLAYERS[:5]},
+        {"players": (*PLAYERS[:5], "ana")},
+        {"players": (*PLAYERS[:5], "")},
+        {"game_id": "no spaces"},
+        {"turn_seconds": 4000},
+        {"dealer": 6},
+    ):
+        with pytest.raises(ServiceError) as error:
+            run(game.create_game(LOBBY, new_game(**bad)))
+        refused(error, InvalidArgument, "BAD_REQUEST")
+    with pytest.raises(ServiceError) as error:
+        run(game.create_game(LOBBY, new_game(fixed_deals=[((),) * 6])))
+    refused(error, InvalidArgument, "FIXED_DEALS_DISABLED")
+    created = run(game.create_game(LOBBY, new_game()))
+    assert (created.version, created.seat) == (1, None)
+    with pytest.raises(ServiceError) as error:
+        run(game.create_game(LOBBY, new_game()))
+    assert error.value.reason == "GAME_EXISTS"
+
+
+def test_a_seat_sees_its_own_view_and_a_stranger_is_refused() -> None:
+    async def scenario() -> tuple[SeatView, SeatView]:
+        game, _ = service(Clock())
+        await game.create_game(LOBBY, new_game())
+        with pytest.raises(PermissionDenied) as error:
+            await game.get_game(player("mallory"), "g1")
+        assert error.value.reason == "NOT_SEATED"
+        with pytest.raises(NotFound):
+            await game.get_game(player("ana"), "nope")
+        spectator = await game.get_game(Identity("sam", "spectator", 1e12), "g1")
+        return await game.get_game(player("carla"), "g1"), spectator
+
+    seat_view, spectator = run(scenario())
+    assert seat_view.seat == 2 and seat_view.version == 1
+    assert spectator.seat is None and spectator.view.hand == ()
+
+
+def test_an_action_is_applied_once_and_refusals_change_nothing() -> None:
+    async def scenario() -> None:
+        game, store = service(Clock())
+        await game.create_game(LOBBY, new_game())
+        seat, action = await seat_to_act(store)
+        other = PLAYERS[(seat + 1) % 6]
+        with pytest.raises(FailedPrecondition) as refusal:
+            await game.submit_action(player(other), "g1", action, etag="", request_id="")
+        assert refusal.value.reason == "NOT_YOUR_TURN"
+        with pytest.raises(Aborted) as stale:
+            await game.submit_action(player(PLAYERS[seat]), "g1", action, etag="7", request_id="")
+        assert stale.value.reason == "STALE_ETAG"
+        assert (await store.read("g1")).version == 1, "a refusal changed the game"
+        first = await game.submit_action(
+            player(PLAYERS[seat]), "g1", action, etag="1", request_id="r-1"
+        )
+        again = await game.submit_action(
+            player(PLAYERS[seat]), "g1", action, etag="1", request_id="r-1"
+        )
+        assert first.version == again.version == 2
+        assert (await store.read("g1")).version == 2, "a retried request id applied twice"
+        with pytest.raises(InvalidArgument):
+            await game.submit_action(
+                player(PLAYERS[seat]), "g1", action, etag="", request_id="x" * 65
+            )
+
+    run(scenario())
+
+
+def test_actions_beyond_the_rate_are_refused_with_the_wait() -> None:
+    async def scenario() -> None:
+        game, store = service(Clock(), rate_actions=1)
+        await game.create_game(LOBBY, new_game())
+        seat, action = await seat_to_act(store)
+        other = player(PLAYERS[(seat + 1) % 6])
+        with pytest.raises(FailedPrecondition):
+            await game.submit_action(other, "g1", action, etag="", request_id="")
+        with pytest.raises(ResourceExhausted) as limited:
+            await game.submit_action(other, "g1", action, etag="", request_id="")
+        assert limited.value.reason == "RATE_LIMITED"
+        assert 0 < int(limited.value.metadata["retry_after_ms"]) <= 1000
+
+    run(scenario())
+
+
+def test_a_late_seat_is_acted_for_once_its_deadline_passes() -> None:
+    async def scenario() -> None:
+        clock = Clock()
+        game, store = service(clock)
+        sweeper = DeadlineSweeper(game, store, poll_ms=500)
+        await game.create_game(LOBBY, new_game(turn_seconds=5))
+        clock.now += 4
+        assert await sweeper.sweep() == 0
+        clock.now += 2
+        assert await sweeper.sweep() == 1
+        snapshot, log = await store.read_with_log("g1")
+        assert snapshot.version == 2
+        assert isinstance(decode_events(log[-1].events)[0], TurnTimedOut)
+        assert await sweeper.sweep() == 0, "the deadline moved on with the turn"
+
+    run(scenario())
+
+
+def test_a_watcher_gets_every_version_after_the_one_it_saw_in_order() -> None:
+    async def scenario() -> list[int]:
+        game, store = service(Clock())
+        await game.create_game(LOBBY, new_game())
+        feed = MemoryVersionFeed(store)
+        watch = await game.authorize_watch(player("ana"), "g1")
+        changes = stream_changes(game, "g1", watch.seat, feed.follow("g1", 0), watch.meta)
+        seen = [(await anext(changes)).version]
+        for _ in range(3):
+            seat, action = await seat_to_act(store)
+            await game.submit_action(player(PLAYERS[seat]), "g1", action, etag="", request_id="")
+            seen.append((await anext(changes)).version)
+        return seen
+
+    assert run(scenario()) == [1, 2, 3, 4]
