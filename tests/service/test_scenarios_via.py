@@ -7,14 +7,15 @@ import json
 from pathlib import Path
 
 import grpc
+import jwt
 import pytest
 
-from truc_client import dev_tokens
 from truc_client.cli import main
 from truc_client.remote_scenarios import run_scenario_via
 from truc_client.scenarios import parse_scenario
+from truc_protocol.tokens import issue_token
 from truc_rules.scenario import run_scenario
-from truc_service import settings, tokens
+from truc_service import tokens
 
 from .conftest import SECRET, Replica
 
@@ -50,15 +51,20 @@ def test_the_command_prints_the_same_lines_via_the_service(
 # --------------------------------------------------------------------------- tokens
 
 
-def test_the_clients_dev_key_is_the_services() -> None:
-    """truc_client cannot import the service kit: its copy of the public key must agree."""
-    assert dev_tokens.DEV_SECRET == settings.DEV_SECRET
-
-
 @pytest.mark.parametrize("role", ["player", "lobby", "spectator"])
-def test_the_command_signs_the_tokens_the_lobby_signs(role: str) -> None:
-    signed = dev_tokens.issue_token(SECRET, "p1", role=role, now=1_700_000_000)
-    assert signed == tokens.issue_token(SECRET, "p1", role=role, now=1_700_000_000)
+def test_the_protocols_tokens_are_the_jwts_a_jwt_library_signs(role: str) -> None:
+    """The standard-library signer (the client may not depend on PyJWT through the
+    service kit) writes exactly what PyJWT writes for the same claims."""
+    signed = issue_token(SECRET, "p1", role=role, now=1_700_000_000)
+    claims = {
+        "sub": "p1",
+        "role": role,
+        "iss": "truc-lobby",
+        "aud": "truc-game",
+        "iat": 1_700_000_000,
+        "exp": 1_700_003_600,
+    }
+    assert signed == jwt.encode(claims, SECRET, algorithm="HS256")
     verifier = tokens.TokenVerifier(SECRET, issuer="truc-lobby", audience="truc-game")
-    identity = verifier.verify(f"Bearer {dev_tokens.issue_token(SECRET, 'p1', role=role)}")
+    identity = verifier.verify(f"Bearer {issue_token(SECRET, 'p1', role=role)}")
     assert (identity.player, identity.role) == ("p1", role)

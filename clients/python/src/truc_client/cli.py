@@ -29,9 +29,9 @@ from pathlib import Path
 
 import grpc
 
+from truc_protocol.tokens import DEV_SECRET
 from truc_rules.scenario import ScenarioError, run_scenario
 
-from .dev_tokens import DEV_SECRET
 from .engine_demo import play_demo
 from .remote_scenarios import run_scenario_via
 from .scenarios import parse_scenario

@@ -26,7 +26,7 @@ import uvloop
 
 from truc_telemetry import logs, tracing
 
-from .settings import DEV_SECRET, ConfigError, ServiceSettings
+from .settings import DEV_SECRET, ConfigError, ServiceSettings, SignedSettings
 
 __all__ = ["Service", "run_service", "serve_until_signal"]
 
@@ -88,7 +88,7 @@ def run_service(
     if settings.tracing:
         tracing.configure(name)
         log.info("tracing on")
-    if getattr(settings, "jwt_secret", None) == DEV_SECRET:
+    if isinstance(settings, SignedSettings) and settings.jwt_secret == DEV_SECRET:
         log.warning("development mode: tokens are signed with the built-in development key")
 
     async def main() -> int:

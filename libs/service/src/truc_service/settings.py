@@ -25,6 +25,7 @@ from typing import Annotated, Any, ClassVar, Final, Self
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from truc_protocol.tokens import DEV_SECRET
 from truc_telemetry import logs, tracing
 
 __all__ = [
@@ -37,9 +38,6 @@ __all__ = [
     "flag",
 ]
 
-DEV_SECRET: Final = "truc-development-secret-do-not-use-in-production"
-"""The JWT key of development mode (``TRUC_DEV_MODE=1``) when no secret is set:
-public, so never accepted outside dev mode."""
 
 _TRUE: Final = frozenset(("1", "true", "yes", "on"))
 _FALSE: Final = frozenset(("0", "false", "no", "off", ""))
@@ -120,7 +118,6 @@ class ServiceSettings(BaseSettings):
         if isinstance(data, Mapping):
             data = dict(data)
             data["TRUC_LOG_LEVEL"] = str(data.get("TRUC_LOG_LEVEL") or "INFO").upper()
-            data["TRUC_TRACING"] = tracing.wanted(data)
         return data
 
     @classmethod
@@ -129,11 +126,7 @@ class ServiceSettings(BaseSettings):
         source = os.environ if env is None else env
         names = {f.validation_alias for f in cls.model_fields.values()}
         raw: dict[str, Any] = {k: v for k, v in source.items() if v != "" and k in names}
-        for extra in ("OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_ENDPOINT"):
-            if extra in source:
-                raw[extra] = source[extra]
-        if "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" in source:
-            raw["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = source["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+        raw["TRUC_TRACING"] = tracing.wanted(source)  # TRUC_TRACING or the OTEL_* variables
         try:
             return cls.model_validate(raw)
         except ValidationError as exc:

@@ -4,7 +4,8 @@ Claims: ``sub`` (the player id), ``exp`` (required), ``iss`` and ``aud``
 (checked against the settings), and an optional ``role``: ``"lobby"`` may
 create games, ``"spectator"`` may watch any game's public view. A verified
 token is remembered until it expires, so a busy player's token is checked
-once, not on every call.
+once, not on every call. Signing is the protocol's
+(:func:`truc_protocol.tokens.issue_token`, re-exported here).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Final
 import jwt
 
 from truc_protocol.errors import Unauthenticated
+from truc_protocol.tokens import issue_token
 
 __all__ = ["ALGORITHM", "Identity", "TokenVerifier", "bearer_token", "issue_token"]
 
@@ -86,26 +88,3 @@ class TokenVerifier:
             self._verified.clear()
         self._verified[token] = identity
         return identity
-
-
-def issue_token(
-    secret: str,
-    player: str,
-    *,
-    role: str = "player",
-    ttl_seconds: float = 3600.0,
-    issuer: str = "truc-lobby",
-    audience: str = "truc-game",
-    now: float | None = None,
-) -> str:
-    """A signed token for ``player`` (the lobby's job; also used by tests and tools)."""
-    issued = time.time() if now is None else now
-    claims = {
-        "sub": player,
-        "role": role,
-        "iss": issuer,
-        "aud": audience,
-        "iat": int(issued),
-        "exp": int(issued + ttl_seconds),
-    }
-    return jwt.encode(claims, secret, algorithm=ALGORITHM)

@@ -29,23 +29,17 @@ is never in two games at once.
 
 from __future__ import annotations
 
-import functools
 import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Any, Final
 
-from redis.exceptions import RedisError
-
-from truc_protocol.errors import Unavailable
 from truc_redis.connection import RedisClient, script
+from truc_redis.errors import translate_errors
 from truc_telemetry.metrics import timed
 
-__all__ = ["LobbyStore", "StoredTicket", "store_call", "unavailable"]
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
+__all__ = ["LobbyStore", "StoredTicket", "store_call"]
 
 P: Final = "truc:{lobby}"
 QUEUE: Final = f"{P}:queue"
@@ -58,23 +52,9 @@ BOT_JOBS: Final = f"{P}:bots"
 CHANNEL_PREFIX: Final = "truc:lobby:ticket:"
 
 
-def unavailable() -> Unavailable:
-    """What a lobby call answers when its store cannot be reached."""
-    return Unavailable("STORE_UNAVAILABLE", "the lobby store cannot be reached; retry")
-
-
-def store_call(call: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]:
-    """A Redis adapter method whose ``RedisError`` becomes :func:`unavailable`
-    (the Redis error is its ``__cause__``)."""
-
-    @functools.wraps(call)
-    async def reached(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        try:
-            return await call(*args, **kwargs)
-        except RedisError as exc:
-            raise unavailable() from exc
-
-    return reached
+store_call = translate_errors("lobby store")
+"""Decorates a lobby Redis adapter method: a ``RedisError`` becomes
+:class:`~truc_redis.errors.StoreUnavailable` (the Redis error is its ``__cause__``)."""
 
 
 def ticket_key(ticket: str) -> str:

@@ -10,6 +10,8 @@ from collections import defaultdict
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from truc_redis.pubsub import next_publication
+
 from .store import CHANNEL_PREFIX
 
 __all__ = ["TicketHub"]
@@ -53,14 +55,11 @@ class TicketHub:
 
     async def _listen(self) -> None:
         while True:
-            try:
-                message = await self._pubsub.get_message(timeout=1.0)
-            except RedisError as exc:
-                log.warning("ticket hub lost its pub/sub connection: %s", exc)
-                await asyncio.sleep(0.5)
+            published = await next_publication(
+                self._pubsub, prefix=CHANNEL_PREFIX, log=log, listener="ticket hub"
+            )
+            if published is None:
                 continue
-            if message is None or message.get("type") != "pmessage":
-                continue
-            ticket = message["channel"].decode()[len(CHANNEL_PREFIX) :]
+            ticket, _ = published
             for event in self._waiters.get(ticket, ()):
                 event.set()

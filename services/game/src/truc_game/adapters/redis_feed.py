@@ -28,6 +28,7 @@ from redis.exceptions import RedisError
 
 from truc_game.ports import Entry, GameStore
 from truc_protocol.errors import Unavailable
+from truc_redis.pubsub import next_publication
 
 from . import redis_keys as keys
 
@@ -135,20 +136,16 @@ class WatchHub:
                 self._subscribed.clear()
                 await self._subscribed.wait()
                 continue
-            try:
-                message = await self._pubsub.get_message(timeout=1.0)
-            except RedisError as exc:
-                log.warning("watch hub lost its pub/sub connection: %s", exc)
-                await asyncio.sleep(0.5)
+            published = await next_publication(
+                self._pubsub, prefix=_CHANNEL_PREFIX, log=log, listener="watch hub"
+            )
+            if published is None:
                 continue
-            if message is None or message.get("type") != "message":
-                continue
-            channel = message["channel"].decode()
-            game_id = channel[len(_CHANNEL_PREFIX) :]
+            game_id, version = published
             feed = self._feeds.get(game_id)
             if feed is None:
                 continue
-            feed.wanted = max(feed.wanted, int(message["data"]))
+            feed.wanted = max(feed.wanted, int(version))
             if feed.fetcher is None or feed.fetcher.done():
                 feed.fetcher = asyncio.create_task(self._fetch(game_id, feed))
 

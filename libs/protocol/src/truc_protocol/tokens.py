@@ -1,10 +1,12 @@
-"""Game tokens for the ``truc`` command's own games (``truc scenario --via``).
+"""The bearer tokens of the protocol: HS256 JWTs naming the player.
 
-A scenario played through a service creates its game and acts for all six
-seats, so the command signs its tokens itself, as the lobby would: HS256 JWTs
-with the claims the game service checks (``sub``, ``role``, ``iss``
-``truc-lobby``, ``aud`` ``truc-game``, ``iat``, ``exp``). The standard library
-is enough for that; the client depends on no service package.
+The game service checks ``sub`` (the player), ``role`` (``player``, ``lobby``,
+``spectator``), ``iss`` ``truc-lobby``, ``aud`` ``truc-game``, ``iat`` and
+``exp`` (verification: :class:`truc_service.tokens.TokenVerifier`).
+:func:`issue_token` signs one with the standard library, for whoever holds the
+key: the tests, the benchmarks, and the ``truc`` command's own games (``truc
+scenario --via`` creates its game and acts for all six seats, as the lobby
+would). :data:`DEV_SECRET` is the one definition of the public development key.
 """
 
 from __future__ import annotations
@@ -20,8 +22,7 @@ __all__ = ["DEV_SECRET", "issue_token"]
 
 DEV_SECRET: Final = "truc-development-secret-do-not-use-in-production"
 """The public development key: what a service in dev mode (``TRUC_DEV_MODE=1``)
-verifies tokens with when no ``TRUC_JWT_SECRET`` is set. The same value as
-``truc_service.settings.DEV_SECRET`` (a test checks it); being public, a
+verifies tokens with when no ``TRUC_JWT_SECRET`` is set; being public, a
 service never accepts it outside dev mode."""
 
 
