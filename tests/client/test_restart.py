@@ -12,7 +12,6 @@ is checked in ``test_client.py`` and ``tests/service/test_failover.py``.)
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import Iterator
 
 import pytest
@@ -20,21 +19,15 @@ from truc.v1 import game_pb2
 
 from tests.client.test_client import play_seat, seated
 from tests.lobby_service.conftest import Stack
-from tests.service.conftest import redis_server  # noqa: F401
+from tests.service.conftest import free_port, redis_server  # noqa: F401
 from truc_client.client import TrucClient
 from truc_dev_redis import RedisServer
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def restartable(redis_server: RedisServer) -> Iterator[Stack]:  # noqa: F811
     """A stack whose game service listens on a fixed port, so it can come back there."""
-    started = Stack(redis_server.url, game_port=str(_free_port()), TRUC_BOT_WAIT_SECONDS="0")
+    started = Stack(redis_server.url, game_port=str(free_port()), TRUC_BOT_WAIT_SECONDS="0")
     yield started
     started.stop()
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from tests.service.conftest import free_port
 from truc_dev_redis import RedisServer, RedisServerStartError, find_redis_server
 
 _BUS_OFFSET = 10_000  # a node's cluster bus listens on its port + 10000
@@ -84,7 +85,7 @@ class RedisClusterNodes:
 def _start_node() -> RedisServer:
     """A cluster-enabled node on a port whose bus port (+10000) is free too."""
     for _ in range(20):
-        port = _free_port()
+        port = free_port()
         if port + _BUS_OFFSET > 65_535 or not _free(port + _BUS_OFFSET):
             continue
         with contextlib.suppress(RedisServerStartError):  # taken meanwhile: try another
@@ -93,13 +94,6 @@ def _start_node() -> RedisServer:
                 options=("--cluster-enabled", "yes", "--cluster-node-timeout", "5000"),
             ).start()
     raise RuntimeError("no free pair of ports for a cluster node")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _free(port: int) -> bool:

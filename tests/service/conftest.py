@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -112,6 +113,15 @@ class Replica:
                 self.process.wait(5)
         self._log.close()
         return self.process.returncode
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback now (for a process that must keep its
+    port across restarts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 @pytest.fixture(scope="session")

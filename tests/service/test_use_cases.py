@@ -17,6 +17,7 @@ from truc_game.deadlines import DeadlineSweeper
 from truc_game.service import GameService, NewGame, SeatView, stream_changes
 from truc_protocol.errors import (
     Aborted,
+    AlreadyExists,
     FailedPrecondition,
     InvalidArgument,
     NotFound,
@@ -115,9 +116,28 @@ def test_only_the_lobby_creates_games_and_the_request_is_validated_there() -> No
     refused(error, InvalidArgument, "FIXED_DEALS_DISABLED")
     created = run(game.create_game(LOBBY, new_game()))
     assert (created.version, created.seat) == (1, None)
-    with pytest.raises(ServiceError) as error:
-        run(game.create_game(LOBBY, new_game()))
-    assert error.value.reason == "GAME_EXISTS"
+
+
+def test_a_repeated_create_answers_with_the_game_as_it_is_and_creates_nothing() -> None:
+    """The lobby retries a create whose answer it lost with the id it chose for
+    the table: the same players and turn make a repeat; other players do not."""
+    game, store = service(Clock())
+    run(game.create_game(LOBBY, new_game()))
+
+    async def act_once() -> None:
+        seat, action = await seat_to_act(store)
+        await game.submit_action(player(PLAYERS[seat]), "g1", action, etag="", request_id="r1")
+
+    run(act_once())
+    before = run(store.read("g1"))
+    repeat = run(game.create_game(LOBBY, new_game()))
+    assert (repeat.game_id, repeat.version, repeat.seat) == ("g1", 2, None)
+    assert run(store.read("g1")) == before
+    for other in ({"players": (*PLAYERS[:5], "zoe")}, {"turn_seconds": 7}):
+        with pytest.raises(ServiceError) as error:
+            run(game.create_game(LOBBY, new_game(**other)))
+        refused(error, AlreadyExists, "GAME_EXISTS")
+    assert run(store.read("g1")) == before
 
 
 def test_a_seat_sees_its_own_view_and_a_stranger_is_refused() -> None:

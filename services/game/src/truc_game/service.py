@@ -200,7 +200,7 @@ class GameService:
             deadline_ms=self.deadline_for(state, turn),
         )
         if not created:
-            raise AlreadyExists("GAME_EXISTS", f"game {game_id!r} already exists")
+            return await self._created_before(identity, game_id, meta)
         metrics.GAMES_CREATED.inc()
         logs.bind(game=game_id)
         log.info("game created", extra={"players": list(players)})
@@ -208,6 +208,20 @@ class GameService:
         return SeatView(
             game_id, None, 1, view, (1,) * len(view.events), meta, self.deadline_for(state, turn)
         )
+
+    async def _created_before(self, identity: Identity, game_id: str, meta: GameMeta) -> SeatView:
+        """A CreateGame whose ``game_id`` exists: the same players and turn length
+        make it a repeat (the lobby retries a create whose answer it lost, with
+        the id it chose for the table), answered with the game as it is now;
+        anything else is ``ALREADY_EXISTS GAME_EXISTS``."""
+        try:
+            existing = await self.get_game(identity, game_id)
+        except NotFound:  # created and already expired: the id stays spent
+            existing = None
+        if existing is None or existing.meta != meta:
+            raise AlreadyExists("GAME_EXISTS", f"game {game_id!r} already exists")
+        log.info("game create repeated", extra={"game": game_id})
+        return existing
 
     # ------------------------------------------------------------------ read
 

@@ -6,12 +6,23 @@ seating a ticket twice anyway: a ticket leaves the queue in the same atomic
 step that marks it taken). A round also expires queued tickets nobody has
 watched for the grace period, and, for tickets that have waited longer than
 the bot wait, adds server-side bots to complete their table.
+
+A table is seated in three steps, each safe to die after
+(:class:`~truc_lobby.store.Claim`): the claim (tickets out of the queue, the
+table and its game id written down under a lease), ``CreateGame`` with that
+game id, then the seat (tickets matched, players held, the game followed for
+results, bot jobs queued: one script). A create the game service refuses
+puts the tickets back. A create whose outcome is unknown (deadline exceeded,
+replica gone, lobby killed) leaves the claim to be repeated: every round first
+takes up the claims whose lease ran out and repeats their create, which the
+game service answers with the game if it was written. So a table gets one
+game, and its players are seated in it or back in the queue, whichever
+lobby replica survives.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 import time
@@ -27,8 +38,7 @@ from truc_protocol.errors import Unavailable
 
 from . import metrics
 from .matchmaking import MatchPolicy, Member, QueuedTicket, Table, form_tables
-from .results import ResultsFollower
-from .store import BOT_JOBS, LobbyStore
+from .store import Claim, LobbyStore
 from .tokens import TokenIssuer
 
 __all__ = ["BOT_PREFIX", "Matcher"]
@@ -39,6 +49,23 @@ BOT_PREFIX: Final = "bot:"
 """Bot player ids (a guest's id never holds a colon, but bots are told apart by
 the matcher's own records, not by this prefix)."""
 _LOCK_MS: Final = 5000
+CREATE_TIMEOUT_S: Final = 5.0
+"""How long a CreateGame may take before its outcome counts as unknown."""
+CLAIM_LEASE_MS: Final = int(CREATE_TIMEOUT_S * 1000) + 3000
+"""A claim nobody resolved within this is taken up by the next round (its lobby
+died; longer than a create may take, so a live lobby's create is not raced)."""
+RETRY_MS: Final = 1000
+"""A create whose outcome is unknown is repeated after this."""
+_REFUSED: Final = frozenset(
+    {
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.ALREADY_EXISTS,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.UNAUTHENTICATED,
+    }
+)
+"""Answers that mean the game service refused the table before writing anything
+(a repeat of a written create is answered with the game, never with these)."""
 
 
 class Matcher:
@@ -53,7 +80,6 @@ class Matcher:
         grace_seconds: float,
         turn_seconds: int,
         confirm_seconds: float = 120.0,
-        results: ResultsFollower | None = None,
         policy: MatchPolicy | None = None,
     ) -> None:
         self._store = store
@@ -65,7 +91,6 @@ class Matcher:
         self._confirm_ms = int(confirm_seconds * 1000)
         self._turn_seconds = turn_seconds
         self._policy = policy or MatchPolicy()
-        self._results = results
         self._owner = secrets.token_hex(8)
         self.tables_formed = 0
 
@@ -87,6 +112,7 @@ class Matcher:
         """One round; returns the tables seated."""
         now = time.time() if now is None else now
         now_ms = int(now * 1000)
+        await self._take_up_claims(now_ms)
         for ticket in await self._store.unconfirmed_since(now_ms - self._confirm_ms):
             stored = await self._store.get(ticket)
             if stored is not None and await self._store.close(stored, "EXPIRED") == 2:
@@ -172,39 +198,62 @@ class Matcher:
     async def _seat(
         self, table: Table, live: dict[str, dict[str, Any]], now_ms: int, bots: set[str]
     ) -> bool:
-        humans = [t for t in table.tickets if t not in bots]
-        if not await self._store.claim(humans):
+        claim = Claim(
+            game=secrets.token_hex(12),
+            tickets=tuple(t for t in table.tickets if t not in bots),
+            seats=tuple(
+                (s, m.player, m.player in bots, m.rating) for s, m in enumerate(table.seats)
+            ),
+            options=bytes.fromhex(table.options),
+            turn_seconds=self._turn_seconds,
+            claimed_ms=now_ms,
+        )
+        if not await self._store.claim(claim, lease_until_ms=now_ms + CLAIM_LEASE_MS):
             return False
-        players = [m.player for m in table.seats]
-        options = game_pb2.RuleOptions.FromString(bytes.fromhex(table.options))
+        seated = await self._create(claim)
+        if seated:
+            seated_ms = time.time() * 1000
+            for ticket in claim.tickets:
+                metrics.TICKET_WAIT.observe(max(seated_ms - live[ticket]["q"], 0) / 1000)
+        return seated
+
+    async def _take_up_claims(self, now_ms: int) -> None:
+        """Repeat the create of every claim whose lease ran out (its lobby died,
+        or its create's outcome is unknown); one replica takes each up."""
+        for claim in await self._store.claims_due(now_ms):
+            if await self._store.lease_claim(
+                claim.game, until_ms=now_ms + CLAIM_LEASE_MS, if_due_at_ms=now_ms
+            ):
+                log.info("taking up a claimed table", extra={"game": claim.game})
+                await self._create(claim)
+
+    async def _create(self, claim: Claim) -> bool:
+        """Create the claim's game and seat the table; True once seated."""
         request = game_service_pb2.CreateGameRequest(
-            players=players, options=options, turn_seconds=self._turn_seconds
+            game_id=claim.game,
+            players=claim.players,
+            options=game_pb2.RuleOptions.FromString(claim.options),
+            turn_seconds=claim.turn_seconds,
         )
         metadata = (("authorization", "Bearer " + self._tokens.lobby_token()),)
         try:
-            response = await self._game.CreateGame(request, metadata=metadata, timeout=10)
+            await self._game.CreateGame(request, metadata=metadata, timeout=CREATE_TIMEOUT_S)
         except grpc.RpcError as exc:
-            log.warning("could not create a game: %s", exc)
-            await self._store.unclaim({t: json.dumps(live[t]) for t in humans}, now_ms)
-            return False
-        game = response.name.removeprefix("games/")
-        seats = [(s, m.player, m.player in bots) for s, m in enumerate(table.seats)]
-        await self._store.seat(
-            humans, [p for _, p, bot in seats if not bot], game=game, table=seats
-        )
-        if self._results is not None:
-            await self._results.track(
-                game, [(s, p, bot, table.seats[s].rating) for s, p, bot in seats]
-            )
-        for seat, player, bot in seats:
-            if bot:
-                token = self._tokens.player_token(player)[0]
-                await self._store.redis.xadd(
-                    BOT_JOBS, {"game": game, "seat": seat, "player": player, "token": token}
+            now_ms = int(time.time() * 1000)
+            if exc.code() in _REFUSED:
+                log.warning("the game service refused a table: %s", exc)
+                await self._store.unclaim(claim, now_ms)
+            else:
+                log.warning("a table's game may not exist yet; repeating: %s", exc)
+                await self._store.lease_claim(
+                    claim.game, until_ms=now_ms + RETRY_MS, if_due_at_ms=None
                 )
+            return False
+        bot_tokens = {
+            player: self._tokens.player_token(player)[0] for _, player, bot, _ in claim.seats if bot
+        }
+        if not await self._store.seat(claim, bot_tokens=bot_tokens):
+            return False  # another replica seated it (or put it back) meanwhile
         metrics.TABLES_SEATED.inc()
-        seated_ms = time.time() * 1000
-        for ticket in humans:
-            metrics.TICKET_WAIT.observe(max(seated_ms - live[ticket]["q"], 0) / 1000)
-        log.info("table seated", extra={"game": game, "tickets": humans})
+        log.info("table seated", extra={"game": claim.game, "tickets": list(claim.tickets)})
         return True

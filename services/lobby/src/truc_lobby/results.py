@@ -6,12 +6,16 @@ the two teams' mean ratings, ``1 / (1 + 10 ** ((R_them - R_us) / 400))``. Bots
 count at the rating they were seated with and are never rated themselves.
 
 Any replica may follow any game: games to follow sit in a sorted set scored by
-lease expiry; a replica claims one by pushing its lease forward, renews it
+lease expiry, written by the very script that seats the table
+(:meth:`~truc_lobby.store.LobbyStore.seat`), so no game is created without
+being followed. A replica claims one by pushing its lease forward, renews it
 while it watches the game (WatchGame, as the lobby, with minimal views: it
 needs only whether and how the match ended), and applies the result in
 one atomic script that first removes the game from the set, so a result is
 counted once even if two replicas race. A replica that dies loses its leases,
-and another one takes the games over.
+and another one takes the games over; a watch that breaks (its game replica
+died, Redis failed) gives its lease back at once, to be taken up again within
+a second or two.
 """
 
 from __future__ import annotations
@@ -30,27 +34,23 @@ from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 from truc_redis.connection import RedisClient, script
 
 from .history import HISTORY_LIMIT, GameRecord, history_key, summary_key
-from .store import RATINGS, P, player_key, store_call
+from .store import ACTIVE, DELETE_IF_EQUAL, RATINGS, player_key, store_call, tracking_key
 from .tokens import TokenIssuer
 
 __all__ = ["ACTIVE", "ResultsFollower", "elo_changes"]
 
 log = logging.getLogger("truc.lobby.results")
 
-ACTIVE: Final = f"{P}:active"
 K: Final = 32.0
 _LEASE_MS: Final = 30_000
+_RETRY_MS: Final = 1000
+"""A watch that broke: how soon any replica may follow the game again."""
 
 _CLAIM = """
 local lease = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not lease or tonumber(lease) > tonumber(ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 return 1
-"""
-
-_TRACK = """
-redis.call('SET', KEYS[1], ARGV[1])
-redis.call('ZADD', KEYS[2], 0, ARGV[2])
 """
 
 _RESULT = """
@@ -69,10 +69,6 @@ for i = 7, #ARGV, 2 do
 end
 return 1
 """
-
-
-def game_key(game: str) -> str:
-    return f"{P}:game:{game}"
 
 
 def elo_changes(seats: Sequence[tuple[int, str, bool, float]], winner: int) -> dict[str, float]:
@@ -108,15 +104,8 @@ class ResultsFollower:
         self._tokens = tokens
         self._claim = script(redis, _CLAIM)
         self._result = script(redis, _RESULT)
-        self._track = script(redis, _TRACK)
+        self._free = script(redis, DELETE_IF_EQUAL)
         self._following: dict[str, asyncio.Task[None]] = {}
-
-    @store_call
-    async def track(self, game: str, seats: Sequence[tuple[int, str, bool, float]]) -> None:
-        """Remember a new game (called when the lobby seats a table)."""
-        await self._track(
-            keys=[game_key(game), ACTIVE], args=[json.dumps([list(s) for s in seats]), game]
-        )
 
     async def run(self) -> None:
         while True:
@@ -160,18 +149,28 @@ class ResultsFollower:
                     renewed = time.monotonic()
                 if await self._record_if_over(game, change.game):
                     return
+            log.warning("results: the watch of %s ended before its end", game)
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.NOT_FOUND:  # expired on the game service
                 await self._record(game, None)
-            else:
-                log.warning("results: lost %s: %s", game, exc)
+                return
+            log.warning("results: lost %s: %s", game, exc)
         except RedisError as exc:
+            log.warning("results: %s: %s", game, exc)
+        await self._give_back(game)
+
+    async def _give_back(self, game: str) -> None:
+        """Let any replica follow ``game`` again shortly (it is not over)."""
+        try:
+            await self._redis.zadd(ACTIVE, {game: int(time.time() * 1000) + _RETRY_MS}, xx=True)
+        except RedisError as exc:  # the lease runs out by itself
             log.warning("results: %s: %s", game, exc)
 
     @store_call
-    async def settle(self, game: str) -> bool:
-        """Record ``game`` now if it is over (a player of it wants to queue again
-        before its follower has seen the end); True if it is over.
+    async def settle(self, game: str, player: str) -> bool:
+        """Record ``game`` now if it is over (``player``, held by it, wants to
+        queue again before its follower has seen the end); True if it is over,
+        and ``player`` is free then even if the game was never followed.
         ``Unavailable`` (``STORE_UNAVAILABLE``) when Redis fails."""
         metadata = (("authorization", "Bearer " + self._tokens.lobby_token()),)
         try:
@@ -181,25 +180,31 @@ class ResultsFollower:
         except grpc.RpcError as exc:
             if exc.code() != grpc.StatusCode.NOT_FOUND:
                 return False
-            await self._record(game, None)  # expired on the game service
+            await self._record(game, None, player)  # expired on the game service
             return True
-        return await self._record_if_over(game, reply.game)
+        return await self._record_if_over(game, reply.game, player)
 
-    async def _record_if_over(self, game: str, view: game_pb2.GameView) -> bool:
+    async def _record_if_over(
+        self, game: str, view: game_pb2.GameView, player: str | None = None
+    ) -> bool:
         if view.finished:
-            await self._record(game, 0 if view.winner == game_pb2.TEAM_A else 1)
+            await self._record(game, 0 if view.winner == game_pb2.TEAM_A else 1, player)
             return True
         if view.phase == game_pb2.PHASE_NO_DEAL:
-            await self._record(game, None)
+            await self._record(game, None, player)
             return True
         return False
 
-    async def _record(self, game: str, winner: int | None) -> None:
+    async def _record(self, game: str, winner: int | None, asking: str | None = None) -> None:
         """Rate the match (unless ``winner`` is None), free its players and add it
-        to their histories, once."""
-        raw = await self._redis.get(game_key(game))
+        to their histories, once. A game nobody tracks (recorded already, or
+        seated by a lobby older than the one-step seat) frees the ``asking``
+        player if it still holds them."""
+        raw = await self._redis.get(tracking_key(game))
         if raw is None:
             await self._redis.zrem(ACTIVE, game)
+            if asking is not None:
+                await self._free(keys=[player_key(asking)], args=["game:" + game])
             return
         seats = [(int(s), p, bool(b), float(r)) for s, p, b, r in json.loads(raw)]
         changes = elo_changes(seats, winner) if winner is not None else {}
@@ -221,6 +226,6 @@ class ResultsFollower:
         for _, player, bot, _ in seats:
             if not bot:
                 humans += [player_key(player), history_key(player)]
-        keys = [ACTIVE, RATINGS, game_key(game), summary_key(game), *humans]
+        keys = [ACTIVE, RATINGS, tracking_key(game), summary_key(game), *humans]
         if await self._result(keys=keys, args=args):
             log.info("game over: players released", extra={"game": game, "changes": changes})

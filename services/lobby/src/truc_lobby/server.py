@@ -180,7 +180,6 @@ def build_server(settings: Settings) -> LobbyServer:
         grace_seconds=settings.ticket_grace_seconds,
         turn_seconds=settings.game_turn_seconds,
         confirm_seconds=settings.confirm_seconds,
-        results=results,
     )
     server = grpc.aio.server(
         interceptors=[RpcInterceptor(logging.getLogger("truc.lobby.rpc"))],

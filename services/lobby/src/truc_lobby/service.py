@@ -152,7 +152,7 @@ class LobbyService:
             return True  # freed since: the game's follower has just recorded it
         if not held.startswith("game:"):
             return False  # a live ticket
-        return await self._results.settle(held.removeprefix("game:"))
+        return await self._results.settle(held.removeprefix("game:"), player)
 
     async def get_ticket(self, player: str, ticket: str) -> StoredTicket:
         return await self._member_ticket(player, ticket)

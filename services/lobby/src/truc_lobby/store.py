@@ -11,8 +11,16 @@ ticket's channel for watchers on any replica:
   the last confirmation queues the ticket.
 * ``CLOSE``: cancel or expire a ticket that is not matched yet.
 * ``CLAIM``: the matcher takes a table's tickets out of the queue, all or none,
-  so no player is ever seated twice; ``SEAT`` then records the game, or
-  ``UNCLAIM`` puts them back if the game could not be created.
+  so no player is ever seated twice, and writes the table down as a
+  :class:`Claim` (its seats, options and the game id it will have) under a
+  lease; ``SEAT`` then records the game, starts following it for results
+  (:mod:`truc_lobby.results`) and queues its bot jobs, all in one step, or
+  ``UNCLAIM`` puts the tickets back if the game service refused the game.
+  A claim whose lease runs out (its lobby died, or the create's answer was
+  lost) is taken up again by the next matching round of any replica, which
+  repeats the create with the same game id (``CreateGame`` is idempotent for
+  it): a claimed table gets exactly one game, and its tickets end in it or
+  back in the queue.
 
 Every public method of :class:`LobbyStore` (and of the other Redis adapters the
 use cases call: :class:`~truc_lobby.history.GameHistory`,
@@ -39,7 +47,16 @@ from truc_redis.connection import RedisClient, script
 from truc_redis.errors import translate_errors
 from truc_telemetry.metrics import timed
 
-__all__ = ["LobbyStore", "StoredTicket", "store_call"]
+__all__ = [
+    "ACTIVE",
+    "CLAIMS",
+    "DELETE_IF_EQUAL",
+    "Claim",
+    "LobbyStore",
+    "StoredTicket",
+    "store_call",
+    "tracking_key",
+]
 
 P: Final = "truc:{lobby}"
 QUEUE: Final = f"{P}:queue"
@@ -49,6 +66,10 @@ AWAITING: Final = f"{P}:awaiting"
 RATINGS: Final = f"{P}:ratings"
 MATCHER_LOCK: Final = f"{P}:matcher"
 BOT_JOBS: Final = f"{P}:bots"
+CLAIMS: Final = f"{P}:claims"
+"""Claimed tables not yet seated (or put back): claim id -> lease expiry (ms)."""
+ACTIVE: Final = f"{P}:active"
+"""Games being followed for their result: game id -> lease expiry (ms; 0: free)."""
 CHANNEL_PREFIX: Final = "truc:lobby:ticket:"
 
 
@@ -69,6 +90,15 @@ def channel(ticket: str) -> str:
     return CHANNEL_PREFIX + ticket
 
 
+def claim_key(claim: str) -> str:
+    return f"{P}:claim:{claim}"
+
+
+def tracking_key(game: str) -> str:
+    """The seats (player, bot, rating) of a game the lobby follows until it ends."""
+    return f"{P}:game:{game}"
+
+
 @dataclass(frozen=True, slots=True)
 class StoredTicket:
     ticket: str
@@ -87,6 +117,8 @@ class StoredTicket:
     """When it entered the queue (0 if it never did)."""
     matched_ms: int
     """When it was seated (0 if not)."""
+    claim: str = ""
+    """While MATCHING: the claim holding it (the id of the game it will get)."""
 
 
 _CREATE = """
@@ -152,34 +184,63 @@ return 2
 """
 
 _CLAIM = """
-for i = 3, #KEYS do
+local entries = {}
+for i = 5, #KEYS do
   if redis.call('HGET', KEYS[i], 's') ~= 'QUEUED' then return 0 end
+  local entry = redis.call('HGET', KEYS[1], ARGV[i - 1])
+  if not entry then return 0 end
+  entries[i - 4] = entry
 end
-for i = 3, #KEYS do
-  redis.call('HSET', KEYS[i], 's', 'MATCHING')
-  redis.call('HDEL', KEYS[1], ARGV[i - 2])
-  redis.call('HDEL', KEYS[2], ARGV[i - 2])
+for i = 5, #KEYS do
+  redis.call('HSET', KEYS[i], 's', 'MATCHING', 'x', ARGV[1])
+  redis.call('HDEL', KEYS[1], ARGV[i - 1])
+  redis.call('HDEL', KEYS[2], ARGV[i - 1])
 end
+redis.call('HSET', KEYS[4], 'd', ARGV[3], 'e', cjson.encode(entries))
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
 return 1
 """
 
 _UNCLAIM = """
-for i = 3, #KEYS do
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+local entries = cjson.decode(redis.call('HGET', KEYS[2], 'e'))
+for i = 5, #KEYS do
   redis.call('HSET', KEYS[i], 's', 'QUEUED')
-  redis.call('HSET', KEYS[1], ARGV[2 * (i - 2) - 1], ARGV[2 * (i - 2)])
-  redis.call('HSET', KEYS[2], ARGV[2 * (i - 2) - 1], ARGV[#ARGV])
+  redis.call('HDEL', KEYS[i], 'x')
+  redis.call('HSET', KEYS[3], ARGV[i - 2], entries[i - 4])
+  redis.call('HSET', KEYS[4], ARGV[i - 2], ARGV[2])
 end
+redis.call('DEL', KEYS[2])
 return 1
 """
 
 _SEAT = """
-local n = tonumber(ARGV[1])
-for i = 1, n do
-  redis.call('HSET', KEYS[i], 's', 'MATCHED', 'g', ARGV[2], 't', ARGV[3], 'a', ARGV[5])
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('DEL', KEYS[2])
+local n = tonumber(ARGV[2])
+for i = 6, 5 + n do
+  redis.call('HSET', KEYS[i], 's', 'MATCHED', 'g', ARGV[1], 't', ARGV[3], 'a', ARGV[5])
+  redis.call('HDEL', KEYS[i], 'x')
   redis.call('PEXPIRE', KEYS[i], ARGV[4])
 end
-for i = n + 1, #KEYS do redis.call('SET', KEYS[i], 'game:' .. ARGV[2], 'PX', ARGV[6]) end
-for i = 7, #ARGV do redis.call('PUBLISH', ARGV[i], 'MATCHED') end
+for i = 6 + n, #KEYS do redis.call('SET', KEYS[i], 'game:' .. ARGV[1], 'PX', ARGV[6]) end
+redis.call('SET', KEYS[4], ARGV[7])
+redis.call('ZADD', KEYS[3], 0, ARGV[1])
+local bots = tonumber(ARGV[8])
+for j = 0, bots - 1 do
+  local b = 9 + 3 * j
+  redis.call('XADD', KEYS[5], '*', 'game', ARGV[1], 'seat', ARGV[b], 'player', ARGV[b + 1],
+    'token', ARGV[b + 2])
+end
+for i = 9 + 3 * bots, #ARGV do redis.call('PUBLISH', ARGV[i], 'MATCHED') end
+return 1
+"""
+
+_DEFER = """
+local lease = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not lease then return 0 end
+if ARGV[3] ~= '' and tonumber(lease) > tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 return 1
 """
 
@@ -187,16 +248,61 @@ _QUEUE = """
 return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
 """
 
-_RELEASE = """
+DELETE_IF_EQUAL: Final = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+"""Deletes KEYS[1] if it holds ARGV[1] (a lock's owner, a player's game)."""
 
 CLOSED_TTL_MS: Final = 3600 * 1000
 """Closed (matched, cancelled, expired) tickets stay readable this long."""
 PLAYING_TTL_MS: Final = 6 * 3600 * 1000
 """A seated player may not queue again until their game ends (the results
 follower releases them), or at the latest after this long."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A table the matcher has taken out of the queue, until it is seated or put
+    back. Its id is the id of the game it gets (so a repeated create of it is
+    recognised by the game service)."""
+
+    game: str
+    tickets: tuple[str, ...]
+    """The humans' tickets (bots have none)."""
+    seats: tuple[tuple[int, str, bool, float], ...]
+    """(seat, player, bot, rating), seat 0 to 5."""
+    options: bytes
+    """The serialized truc.v1.RuleOptions."""
+    turn_seconds: int
+    claimed_ms: int
+
+    def encode(self) -> str:
+        return json.dumps(
+            {
+                "t": list(self.tickets),
+                "s": [list(s) for s in self.seats],
+                "o": self.options.hex(),
+                "u": self.turn_seconds,
+                "c": self.claimed_ms,
+            }
+        )
+
+    @staticmethod
+    def decode(game: str, raw: bytes) -> Claim:
+        data = json.loads(raw)
+        return Claim(
+            game=game,
+            tickets=tuple(data["t"]),
+            seats=tuple((int(s), p, bool(b), float(r)) for s, p, b, r in data["s"]),
+            options=bytes.fromhex(data["o"]),
+            turn_seconds=int(data["u"]),
+            claimed_ms=int(data["c"]),
+        )
+
+    @property
+    def players(self) -> list[str]:
+        return [player for _, player, _, _ in self.seats]
 
 
 def _ticket(ticket: str, raw: dict[bytes, bytes]) -> StoredTicket:
@@ -211,6 +317,7 @@ def _ticket(ticket: str, raw: dict[bytes, bytes]) -> StoredTicket:
         table=tuple((int(t[0]), t[1], bool(t[2])) for t in json.loads(raw.get(b"t", b"[]"))),
         queued_ms=int(raw.get(b"q", 0)),
         matched_ms=int(raw.get(b"a", 0)),
+        claim=raw.get(b"x", b"").decode(),
     )
 
 
@@ -224,7 +331,8 @@ class LobbyStore:
         self._claim = script(redis, _CLAIM)
         self._unclaim = script(redis, _UNCLAIM)
         self._seat = script(redis, _SEAT)
-        self._release = script(redis, _RELEASE)
+        self._release = script(redis, DELETE_IF_EQUAL)
+        self._defer = script(redis, _DEFER)
 
     @store_call
     @timed("live")
@@ -331,41 +439,74 @@ class LobbyStore:
 
     @store_call
     @timed("claim")
-    async def claim(self, tickets: Sequence[str]) -> bool:
-        keys = [QUEUE, HEARTBEATS, *(ticket_key(t) for t in tickets)]
-        return bool(await self._claim(keys=keys, args=list(tickets)))
+    async def claim(self, claim: Claim, *, lease_until_ms: int) -> bool:
+        """Take the claim's tickets out of the queue (all still queued, or none
+        is taken: False) and record the claim, leased until ``lease_until_ms``."""
+        keys = [QUEUE, HEARTBEATS, CLAIMS, claim_key(claim.game)]
+        keys += [ticket_key(t) for t in claim.tickets]
+        args: list[str | int] = [claim.game, lease_until_ms, claim.encode(), *claim.tickets]
+        return bool(await self._claim(keys=keys, args=args))
+
+    @store_call
+    @timed("claims_due")
+    async def claims_due(self, now_ms: int, limit: int = 20) -> list[Claim]:
+        """Claims whose lease has run out: their lobby died, or it has not
+        learned yet whether their game was created."""
+        due = await self.redis.zrangebyscore(CLAIMS, "-inf", now_ms, start=0, num=limit)
+        claims = []
+        for raw in due:
+            game = raw.decode()
+            record = await self.redis.hget(claim_key(game), "d")  # type: ignore[misc]
+            if record is not None:
+                claims.append(Claim.decode(game, record))
+        return claims
+
+    @store_call
+    @timed("lease_claim")
+    async def lease_claim(self, game: str, *, until_ms: int, if_due_at_ms: int | None) -> bool:
+        """Move a claim's lease to ``until_ms``; with ``if_due_at_ms``, only if it
+        had run out by then (one replica takes a due claim up: the others see
+        the new lease). False if the claim is resolved or someone else took it."""
+        due = "" if if_due_at_ms is None else if_due_at_ms
+        return bool(await self._defer(keys=[CLAIMS], args=[game, until_ms, due]))
 
     @store_call
     @timed("unclaim")
-    async def unclaim(self, entries: dict[str, str], now_ms: int) -> None:
-        args: list[str | int] = []
-        for ticket, entry in entries.items():
-            args += [ticket, entry]
-        keys = [QUEUE, HEARTBEATS, *(ticket_key(t) for t in entries)]
-        await self._unclaim(keys=keys, args=[*args, now_ms])
+    async def unclaim(self, claim: Claim, now_ms: int) -> bool:
+        """Put the claim's tickets back in the queue as they were; False if the
+        claim was already resolved (seated or put back by another replica)."""
+        keys = [CLAIMS, claim_key(claim.game), QUEUE, HEARTBEATS]
+        keys += [ticket_key(t) for t in claim.tickets]
+        return bool(await self._unclaim(keys=keys, args=[claim.game, now_ms, *claim.tickets]))
 
     @store_call
     @timed("seat")
-    async def seat(
-        self,
-        tickets: Sequence[str],
-        players: Sequence[str],
-        *,
-        game: str,
-        table: Sequence[tuple[int, str, bool]],
-    ) -> None:
-        await self._seat(
-            keys=[*(ticket_key(t) for t in tickets), *(player_key(p) for p in players)],
-            args=[
-                len(tickets),
-                game,
-                json.dumps([list(t) for t in table]),
-                CLOSED_TTL_MS,
-                int(time.time() * 1000),
-                PLAYING_TTL_MS,
-                *(channel(t) for t in tickets),
-            ],
-        )
+    async def seat(self, claim: Claim, *, bot_tokens: dict[str, str]) -> bool:
+        """The claim's game exists: mark its tickets matched, hold its human
+        players, follow the game for results and queue a job for each bot seat
+        (``bot_tokens``: bot player -> its game token), in one step. False if
+        the claim was already resolved."""
+        humans = [player for _, player, bot, _ in claim.seats if not bot]
+        keys = [CLAIMS, claim_key(claim.game), ACTIVE, tracking_key(claim.game), BOT_JOBS]
+        keys += [ticket_key(t) for t in claim.tickets]
+        keys += [player_key(p) for p in humans]
+        bots: list[str | int] = []
+        for seat, player, bot, _ in claim.seats:
+            if bot:
+                bots += [seat, player, bot_tokens[player]]
+        args: list[str | int] = [
+            claim.game,
+            len(claim.tickets),
+            json.dumps([[s, p, b] for s, p, b, _ in claim.seats]),
+            CLOSED_TTL_MS,
+            int(time.time() * 1000),
+            PLAYING_TTL_MS,
+            json.dumps([list(s) for s in claim.seats]),
+            len(bots) // 3,
+            *bots,
+            *(channel(t) for t in claim.tickets),
+        ]
+        return bool(await self._seat(keys=keys, args=args))
 
     @store_call
     @timed("lock_matcher")

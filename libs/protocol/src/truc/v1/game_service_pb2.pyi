@@ -70,7 +70,8 @@ class CreateGameRequest(_message.Message):
     FIXED_DRAWS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game id to use (letters, digits, '-' and '_', at most 64); empty: the
-    server picks one.
+    server picks one. A game_id that exists with the same players and
+    turn_seconds makes the call a repeat (see CreateGame).
     """
     turn_seconds: _builtins.int
     """Seconds the seat to act has before the server acts for it; 0 means the

@@ -63,10 +63,13 @@ class GameServiceStub:
     def __new__(cls, channel: _aio.Channel) -> GameServiceAsyncStub: ...
     CreateGame: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.CreateGameRequest, _game_service_pb2.CreateGameResponse]
     """Creates a game for six seated players. Called by the lobby (a token with
-    the "lobby" role). Errors: UNAUTHENTICATED, PERMISSION_DENIED (LOBBY_ONLY),
-    INVALID_ARGUMENT (not six distinct players, bad options, fixed deals
-    without the server's test flag), ALREADY_EXISTS (game_id taken),
-    UNAVAILABLE.
+    the "lobby" role). Idempotent for a given game_id: a repeat with the same
+    players and turn_seconds answers with the game as it is now and creates
+    nothing (the lobby names each table's game and retries a create whose
+    answer it lost, so a table gets one game). Errors: UNAUTHENTICATED,
+    PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not six distinct
+    players, bad options, fixed deals without the server's test flag),
+    ALREADY_EXISTS (GAME_EXISTS: game_id taken by other players), UNAVAILABLE.
 
     REST: `POST /v1/games` with the request as the JSON body.
     """
@@ -141,10 +144,13 @@ class GameServiceAsyncStub(GameServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateGame: _aio.UnaryUnaryMultiCallable[_game_service_pb2.CreateGameRequest, _game_service_pb2.CreateGameResponse]  # type: ignore[assignment]
     """Creates a game for six seated players. Called by the lobby (a token with
-    the "lobby" role). Errors: UNAUTHENTICATED, PERMISSION_DENIED (LOBBY_ONLY),
-    INVALID_ARGUMENT (not six distinct players, bad options, fixed deals
-    without the server's test flag), ALREADY_EXISTS (game_id taken),
-    UNAVAILABLE.
+    the "lobby" role). Idempotent for a given game_id: a repeat with the same
+    players and turn_seconds answers with the game as it is now and creates
+    nothing (the lobby names each table's game and retries a create whose
+    answer it lost, so a table gets one game). Errors: UNAUTHENTICATED,
+    PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not six distinct
+    players, bad options, fixed deals without the server's test flag),
+    ALREADY_EXISTS (GAME_EXISTS: game_id taken by other players), UNAVAILABLE.
 
     REST: `POST /v1/games` with the request as the JSON body.
     """
@@ -222,10 +228,13 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_game_service_pb2.CreateGameResponse, _abc.Awaitable[_game_service_pb2.CreateGameResponse]]:
         """Creates a game for six seated players. Called by the lobby (a token with
-        the "lobby" role). Errors: UNAUTHENTICATED, PERMISSION_DENIED (LOBBY_ONLY),
-        INVALID_ARGUMENT (not six distinct players, bad options, fixed deals
-        without the server's test flag), ALREADY_EXISTS (game_id taken),
-        UNAVAILABLE.
+        the "lobby" role). Idempotent for a given game_id: a repeat with the same
+        players and turn_seconds answers with the game as it is now and creates
+        nothing (the lobby names each table's game and retries a create whose
+        answer it lost, so a table gets one game). Errors: UNAUTHENTICATED,
+        PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not six distinct
+        players, bad options, fixed deals without the server's test flag),
+        ALREADY_EXISTS (GAME_EXISTS: game_id taken by other players), UNAVAILABLE.
 
         REST: `POST /v1/games` with the request as the JSON body.
         """
