@@ -17,7 +17,9 @@ replica gone, lobby killed) leaves the claim to be repeated: every round first
 takes up the claims whose lease ran out and repeats their create, which the
 game service answers with the game if it was written. So a table gets one
 game, and its players are seated in it or back in the queue, whichever
-lobby replica survives.
+lobby replica survives. While the game service cannot be reached, a claimed
+table waits for it (its players see their tickets QUEUED): putting it back
+would be safe only if the create had surely not been written.
 """
 
 from __future__ import annotations
@@ -220,12 +222,16 @@ class Matcher:
     async def _take_up_claims(self, now_ms: int) -> None:
         """Repeat the create of every claim whose lease ran out (its lobby died,
         or its create's outcome is unknown); one replica takes each up."""
-        for claim in await self._store.claims_due(now_ms):
+
+        async def take_up(claim: Claim) -> None:
             if await self._store.lease_claim(
                 claim.game, until_ms=now_ms + CLAIM_LEASE_MS, if_due_at_ms=now_ms
             ):
                 log.info("taking up a claimed table", extra={"game": claim.game})
                 await self._create(claim)
+
+        # Concurrently: while the game service is down each create waits its deadline.
+        await asyncio.gather(*(take_up(c) for c in await self._store.claims_due(now_ms)))
 
     async def _create(self, claim: Claim) -> bool:
         """Create the claim's game and seat the table; True once seated."""
