@@ -6,7 +6,8 @@
 game token of every ticket it sees matched, and it handles the network:
 
 * :meth:`TrucClient.watch_game` reopens a dropped stream after the last version
-  it yielded, so the caller sees every version once, in order;
+  it yielded, so the caller sees every version once, in order (unless the store
+  lost its last writes: then it follows the server back to its older version);
 * :meth:`TrucClient.submit` sends one request id per call and retries that same
   id on UNAVAILABLE / DEADLINE_EXCEEDED (the service applies it at most once);
 * ABORTED (STALE_ETAG, CONFLICT) is *not* retried: the action was decided on a
@@ -347,7 +348,7 @@ class TrucClient:
         return reply.game
 
     async def watch_game(
-        self, name: str, after_version: int = 0
+        self, name: str, after_version: int = 0, *, idle_timeout: float = 20.0
     ) -> AsyncGenerator[game_service_pb2.WatchGameResponse, None]:
         """Every version of the game after ``after_version``, once each and in order.
 
@@ -356,19 +357,42 @@ class TrucClient:
         backoff; failing for ``retry_for`` seconds without a new version raises
         a :class:`TrucError`. Ends after yielding a finished view (or a fixed-deal
         game's last one). To resume later, pass the last ``version`` received.
+
+        The server is the truth about where the game is. Before each stream is
+        opened after a version, and after ``idle_timeout`` seconds without one,
+        the client asks ``GetGame``; when the game is *behind* that version (the
+        store lost its last writes, e.g. a Redis crash with ``appendfsync
+        everysec``), it yields the current view (a response of the server's
+        version, without events) and follows on from there, so versions already
+        yielded come again, with the game's new history. (A stream after a
+        version that no longer exists would stay silent until the game passed
+        it again.)
         """
         game = _name("games/", name)
         last = after_version
         retries = self._retries()
         while True:
+            current = await self._behind(game, last)
+            if current is not None:
+                last = game_version(current)
+                retries = self._retries()
+                yield game_service_pb2.WatchGameResponse(version=last, game=current)
+                if is_over(current):
+                    return
             call = self._game.WatchGame(
                 game_service_pb2.WatchGameRequest(name=game, after_version=last),
                 metadata=self._game_metadata(game),
             )
             error: TrucError | None = None
+            quiet = False
             try:
                 while True:
-                    message = await call.read()
+                    try:
+                        async with asyncio.timeout(idle_timeout):
+                            message = await call.read()
+                    except TimeoutError:
+                        quiet = True  # nothing for a while: check with GetGame, watch again
+                        break
                     if not isinstance(message, game_service_pb2.WatchGameResponse):
                         break  # EOF
                     if message.version <= last:
@@ -384,10 +408,32 @@ class TrucClient:
                     raise error from None
             finally:
                 call.cancel()
-            if not await retries.wait():
+            if not quiet and not await retries.wait():
                 raise error or TrucError(
                     grpc.StatusCode.UNAVAILABLE, "WATCH_FAILED", f"{game}: WatchGame keeps ending"
                 )
+
+    async def _behind(self, game: str, version: int) -> game_pb2.GameView | None:
+        """The current view (without events) if the game is behind ``version``, else
+        None. One GetGame: if it fails for a transient reason, None too (the
+        stream's own retries ride out an outage)."""
+        if version <= 0:
+            return None  # nothing can be behind the start
+        try:
+            reply = await self._game.GetGame(
+                game_service_pb2.GetGameRequest(name=game),
+                metadata=self._game_metadata(game),
+                timeout=self._rpc_timeout,
+            )
+        except grpc.aio.AioRpcError as rpc_error:
+            if rpc_error.code() in _STREAM_RETRY_CODES:
+                return None
+            raise TrucError.from_rpc(rpc_error) from None
+        view = reply.game
+        if game_version(view) >= version:
+            return None
+        view.ClearField("events")
+        return view
 
     async def submit(
         self,

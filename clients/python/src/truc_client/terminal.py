@@ -256,8 +256,10 @@ class Seat:
 
     # ------------------------------------------------------------------ state
 
-    def _set_view(self, view: game_pb2.GameView, version: int) -> None:
-        if version <= self.version:
+    def _set_view(self, view: game_pb2.GameView, version: int, *, rewound: bool = False) -> None:
+        """Show ``view`` if it is newer than the one shown, or if the game went
+        back to it (``rewound``: the store lost its last writes)."""
+        if version <= self.version and not rewound:
             return
         view.ClearField("events")
         self.view = view
@@ -270,10 +272,14 @@ class Seat:
     async def _watch(self) -> game_pb2.GameView:
         if is_over(self.view):
             return self.view
+        # The client's watch yields versions in order, and an older one only when
+        # the game went back (a Redis loss): then it is the game's truth.
+        watched = self.version
         async for change in self._client.watch_game(self._game, after_version=self.version):
             for event in change.events:
                 self._record(event)
-            self._set_view(change.game, change.version)
+            self._set_view(change.game, change.version, rewound=change.version <= watched)
+            watched = change.version
             self._show()
             if is_over(change.game):
                 return change.game
@@ -320,10 +326,13 @@ class Seat:
             return
         self._notice = ""
         self._say(f"you: {choice.text}")
+        sent = self.version
         try:
             reply = await self._client.submit(self._game, choice.action, etag=self.view.etag)
         except StaleView as stale:
-            self._set_view(stale.view, game_version(stale.view))
+            # Older than the version the etag named: that version was lost.
+            behind = game_version(stale.view) < sent
+            self._set_view(stale.view, game_version(stale.view), rewound=behind)
             self._tell("the game moved on before your choice arrived: choose again")
             self._asked = False
         except TrucError as error:

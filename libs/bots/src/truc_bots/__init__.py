@@ -571,6 +571,17 @@ class BotPlayer:
     FAILED_PRECONDITION NOT_YOUR_TURN means its view was stale: it waits for
     the next one. :meth:`run` returns the last view once the match is over
     (or a fixed-deal game ran out of deals). Every wait is bounded.
+
+    The server is the only truth. A stream message no newer than the view
+    the bot holds is skipped (it saw that version already), but a ``GetGame``
+    view is always adopted, even one *older* than the newest version seen: a
+    store that lost its last writes (a Redis crash with ``appendfsync
+    everysec``) puts the game back a few versions, and the etag of a lost
+    version would be refused forever. When a refresh finds the game behind,
+    the bot reopens its watch after the server's version (a watch after a
+    version that no longer exists would stay silent until the game passed it
+    again); a bot that was not refreshed notices at its next refresh, after
+    ``idle_timeout`` seconds without news at the latest.
     """
 
     def __init__(
@@ -603,10 +614,11 @@ class BotPlayer:
         self._response_view = response_view
         self._view = game_pb2.GameView()
         self._version = -1
+        self._rewound = False  # a refresh found the game behind the watch: reopen it
         self.actions = 0
         """Actions of this bot the service applied."""
         self.reconnects = 0
-        """WatchGame streams reopened after a drop, an end or an idle spell."""
+        """WatchGame streams reopened after a drop, an end, an idle spell or a rewind."""
 
     @property
     def view(self) -> game_pb2.GameView:
@@ -626,6 +638,7 @@ class BotPlayer:
             await self._act()
             if is_over(self._view):
                 return self._view
+            self._rewound = False  # the watch starts after the server's version
             call = self._stub.WatchGame(
                 game_service_pb2.WatchGameRequest(name=self.name, after_version=self._version),
                 metadata=self._metadata,
@@ -652,6 +665,9 @@ class BotPlayer:
                         await self._act()
                         if is_over(self._view):
                             return self._view
+                        if self._rewound:
+                            break  # this stream follows versions the game lost: reopen
+                    dropped = not self._rewound
             except TimeoutError:
                 dropped = False  # nothing for a while: resynchronise and watch again
             except grpc.aio.AioRpcError as error:
@@ -668,7 +684,9 @@ class BotPlayer:
             await self._refresh()
 
     async def _refresh(self) -> None:
-        """GetGame (retried while the store is unavailable): the current full view."""
+        """GetGame (retried while the store is unavailable): the current full view,
+        adopted even when it is older than the newest version seen (the store
+        lost writes: the server is the truth)."""
         request = game_service_pb2.GetGameRequest(name=self.name)
         for attempt in range(self._attempts + 1):
             try:
@@ -683,9 +701,10 @@ class BotPlayer:
             view = reply.game
             view.ClearField("events")
             version = game_version(view)
-            if version >= self._version:
-                self._view = view
-                self._version = version
+            if version < self._version:
+                self._rewound = True
+            self._view = view
+            self._version = version
             return
 
     async def _act(self) -> None:
