@@ -15,7 +15,7 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 	$(sort $(wildcard proto/truc/v1/*.proto))
 
 .PHONY: run test test-unit lint format bench serve load scenarios venv clean proto proto-check openapi \
-	openapi-check node-deps k8s-validate
+	openapi-check node-deps k8s-validate chaos soak
 
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
 ## (PLAY=1: you take one seat in the terminal against five bots)
@@ -92,6 +92,18 @@ serve: $(STAMP)
 load: $(STAMP)
 	$(BIN)/truc load $(ARGS)
 
+## chaos: the chaos suite on real processes (dev/chaos): faults for CHAOS_MINUTES (3) per appendfsync
+## mode, then the invariant checks; ARGS= for more (ARGS="--report chaos.json"; python -m truc_chaos -h)
+CHAOS_MINUTES ?= 3
+chaos: $(STAMP)
+	$(BIN)/python -m truc_chaos --minutes $(CHAOS_MINUTES) $(ARGS)
+
+## soak: truc load at half the measured capacity for SOAK_MINUTES (30), a fault every minute,
+## memory sampled every 10 s (flat or not), then the invariant checks; ARGS= for more
+SOAK_MINUTES ?= 30
+soak: $(STAMP)
+	$(BIN)/python -m truc_chaos soak --minutes $(SOAK_MINUTES) $(ARGS)
+
 ## scenarios: run every scenario file and print the result lines
 scenarios: $(STAMP)
 	$(BIN)/truc scenario tests/scenarios/public/*.json tests/scenarios/rules/*.json
@@ -110,14 +122,14 @@ $(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
 $(STAMP): constraints.txt requirements-dev.txt services/game/pyproject.toml \
 		services/lobby/pyproject.toml services/gateway/pyproject.toml clients/python/pyproject.toml \
 		libs/rules/pyproject.toml libs/protocol/pyproject.toml libs/service/pyproject.toml libs/bots/pyproject.toml \
-		libs/telemetry/pyproject.toml libs/redis/pyproject.toml dev/redis/pyproject.toml
+		libs/telemetry/pyproject.toml libs/redis/pyproject.toml dev/redis/pyproject.toml dev/chaos/pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 is required"; exit 1; }
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt --no-build-isolation \
 		-e libs/rules -e libs/protocol -e libs/telemetry -e libs/redis -e libs/service -e libs/bots -e dev/redis \
-		-e clients/python -e services/game -e services/lobby -e services/gateway
+		-e clients/python -e services/game -e services/lobby -e services/gateway -e dev/chaos
 	touch $(STAMP)
 
 clean:

@@ -28,6 +28,7 @@ HERE = Path(__file__).parent
 INTEGRATION_FOLDERS = frozenset(
     (
         "bots",
+        "chaos",
         "client",
         "cluster",
         "deploy",

@@ -8,6 +8,7 @@ The packages, bottom up (each may import only those below it)::
     truc_game, truc_lobby, truc_gateway    the services (never each other)
     truc_client     the client library and the truc command (rich lives here)
     truc_dev_redis  development only: never imported by a service or library
+    truc_chaos      development only (the chaos suite): may import anything, nothing imports it
 
 Inside the game service: the use cases (service, deadlines, ports, names, the
 in-memory adapter) import neither grpc nor redis, not even through what they
@@ -32,6 +33,7 @@ BOTS = ROOT / "libs/bots/src/truc_bots"
 TELEMETRY = ROOT / "libs/telemetry/src/truc_telemetry"
 REDIS = ROOT / "libs/redis/src/truc_redis"
 DEV_REDIS = ROOT / "dev/redis/src/truc_dev_redis"
+CHAOS = ROOT / "dev/chaos/src/truc_chaos"
 GAME = ROOT / "services/game/src/truc_game"
 LOBBY = ROOT / "services/lobby/src/truc_lobby"
 GATEWAY = ROOT / "services/gateway/src/truc_gateway"
@@ -46,6 +48,7 @@ FIRST_PARTY = {
     "truc_telemetry",
     "truc_redis",
     "truc_dev_redis",
+    "truc_chaos",
     "truc_game",
     "truc_lobby",
     "truc_gateway",
@@ -73,6 +76,7 @@ ALLOWED: dict[Path, set[str]] = {
     GATEWAY: {"truc", "truc_protocol", "truc_service", "truc_telemetry"},
     CLIENT: {"truc", "truc_rules", "truc_protocol", "truc_bots"},
     DEV_REDIS: set(),
+    CHAOS: FIRST_PARTY - {"truc_chaos"},
 }
 
 
@@ -177,7 +181,15 @@ def test_the_game_api_imports_no_store() -> None:
 
 def test_the_development_redis_is_imported_by_no_service_or_library() -> None:
     for package in ALLOWED:
-        if package is DEV_REDIS:
+        if package in (DEV_REDIS, CHAOS):
             continue
         for path, names in imports(package).items():
             assert "truc_dev_redis" not in names, f"{path} imports the development Redis"
+
+
+def test_nothing_imports_the_chaos_suite() -> None:
+    for package in ALLOWED:
+        if package is CHAOS:
+            continue
+        for path, names in imports(package).items():
+            assert "truc_chaos" not in names, f"{path} imports the chaos suite"

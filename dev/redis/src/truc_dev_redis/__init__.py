@@ -41,6 +41,7 @@ from types import FrameType, TracebackType
 from typing import BinaryIO
 
 __all__ = [
+    "APPENDFSYNC",
     "RedisServer",
     "RedisServerError",
     "RedisServerNotFound",
@@ -48,6 +49,9 @@ __all__ = [
     "find_redis_server",
     "main",
 ]
+
+APPENDFSYNC = ("always", "everysec", "no")
+"""The ``appendfsync`` policies of the server (when the AOF is flushed to disk)."""
 
 ENV_BINARY = "TRUC_REDIS_SERVER"
 """Environment variable naming the server binary to use instead of the bundled one."""
@@ -254,6 +258,9 @@ class RedisServer:
     saves nothing to disk. The server's output goes to ``server.log`` in its
     directory; errors quote its last lines. ``options`` are more command-line
     settings, e.g. ``("--cluster-enabled", "yes")`` for a node of a Redis Cluster.
+    ``appendfsync`` (with ``appendonly``) says when the AOF is fsynced: ``always``
+    (before each reply), ``everysec`` or ``no`` (the OS decides); None keeps the
+    server's default (``everysec``).
 
     Usable as a context manager, or with :meth:`start` and :meth:`stop`; a
     stopped server can be started again (with a newly chosen port if ``port=0``).
@@ -269,11 +276,17 @@ class RedisServer:
         binary: Path | None = None,
         startup_timeout: float = 10.0,
         options: Sequence[str] = (),
+        appendfsync: str | None = None,
     ) -> None:
         if not 0 <= port <= 65535:
             raise ValueError(f"port must be between 0 and 65535, not {port}")
         if startup_timeout <= 0:
             raise ValueError(f"startup_timeout must be positive, not {startup_timeout}")
+        if appendfsync is not None and appendfsync not in APPENDFSYNC:
+            raise ValueError(
+                f"appendfsync must be one of {', '.join(APPENDFSYNC)}, not {appendfsync!r}"
+            )
+        self._appendfsync = appendfsync
         self._requested_port = port
         self._host = host
         self._data_dir = data_dir
@@ -421,6 +434,8 @@ class RedisServer:
         ]
         if not self._appendonly:
             args += ["--save", ""]
+        elif self._appendfsync is not None:
+            args += ["--appendfsync", self._appendfsync]
         if _is_loopback(self._host):
             args += ["--protected-mode", "no"]
         return args + list(self._options)
@@ -573,6 +588,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--appendonly", action="store_true", help="persist writes to an AOF")
     parser.add_argument(
+        "--appendfsync", choices=APPENDFSYNC, help="when the AOF is fsynced (with --appendonly)"
+    )
+    parser.add_argument(
         "--data-dir", type=Path, help="keep the data in this directory (default: a temporary one)"
     )
     args = parser.parse_args(argv)
@@ -585,7 +603,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server = RedisServer(
-            port=args.port, host=args.host, data_dir=args.data_dir, appendonly=args.appendonly
+            port=args.port,
+            host=args.host,
+            data_dir=args.data_dir,
+            appendonly=args.appendonly,
+            appendfsync=args.appendfsync,
         )
         with server:
             binary = server.binary
