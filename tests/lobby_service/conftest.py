@@ -18,7 +18,7 @@ class Stack:
 
     def __init__(self, redis_url: str, *, game_port: str = "0", **lobby_env: str) -> None:
         """``game_port``: the game service's TRUC_GAME_PORT ("0": a free one)."""
-        self._redis_url = redis_url
+        self.redis_url = redis_url
         self.game = Replica(redis_url, TRUC_GAME_PORT=game_port)
         env = {
             "TRUC_LOBBY_PORT": "0",
@@ -48,7 +48,7 @@ class Stack:
         self.game.kill()
         self.game.stop()
         time.sleep(down_seconds)
-        self.game = Replica(self._redis_url, TRUC_GAME_PORT=str(port))
+        self.game = Replica(self.redis_url, TRUC_GAME_PORT=str(port))
 
     def lobby(self, index: int = 0) -> lobby_service_pb2_grpc.LobbyServiceStub:
         channel = grpc.insecure_channel(self.lobbies[index % len(self.lobbies)].address)

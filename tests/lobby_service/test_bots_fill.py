@@ -7,12 +7,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from typing import cast
 
 import pytest
+import redis
 from truc.v1 import game_pb2, lobby_pb2, lobby_service_pb2
 
 from truc_bots import BotPlayer, HeuristicPolicy
 from truc_dev_redis import RedisServer
+from truc_lobby.store import BOT_JOBS
 
 from .aio_lobby import (
     MATCHED,
@@ -40,6 +43,13 @@ def bot_stack(redis_server: RedisServer) -> Iterator[Stack]:
     )
     yield started
     started.stop()
+
+
+def bot_jobs_of(redis_url: str, game: str) -> int:
+    """How many entries of the bot-job stream are for ``game``."""
+    with redis.Redis.from_url(redis_url, decode_responses=True) as client:
+        jobs = cast(list[tuple[str, dict[str, str]]], client.xrange(BOT_JOBS))
+    return sum(1 for _, fields in jobs if fields.get("game") == game)
 
 
 async def _watch_until_closed(aio: AioStack, guest: Guest, name: str) -> lobby_pb2.Ticket:
@@ -93,6 +103,12 @@ async def _human_with_bots(stack: Stack) -> None:
         ]
         # Nobody slept through a turn: every seat, bots included, played its own.
         assert not [e for e in view.events if e.HasField("turn_timed_out")]
+        # Each bot's job leaves the stream once its match is over.
+        game_id = matched.game.removeprefix("games/")
+        deadline = time.monotonic() + 10
+        while bot_jobs_of(stack.redis_url, game_id):
+            assert time.monotonic() < deadline, "the bots' jobs stay in the stream"
+            await asyncio.sleep(0.1)
         print(
             f"\nhuman + 5 bots: seated after {waited:.1f} s, match over"
             f" after {bot.actions} own actions"

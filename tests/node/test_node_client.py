@@ -5,6 +5,7 @@ through a spectator's GetGame and the lobby's bot jobs in Redis."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ from tests.lobby_service.aio_lobby import purge_lobby_queue
 from tests.lobby_service.conftest import Stack, start_stack
 from tests.service.conftest import auth, redis_server, stub  # noqa: F401
 from truc_dev_redis import RedisServer
-from truc_lobby.store import BOT_JOBS
+from truc_lobby.store import ticket_key
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "node"
@@ -57,13 +58,18 @@ def _found(pattern: str, text: str) -> re.Match[str]:
 
 
 def _bot_seats(redis_url: str, game_id: str) -> dict[int, str]:
-    """The seats the lobby handed to its bots in this game: {seat: player}."""
+    """The seats the lobby handed to its bots in this game, {seat: player}, as the
+    table of the ticket seated in it records them (the bots' jobs leave their
+    stream when the match ends)."""
     client = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
-        jobs = cast(list[tuple[str, dict[str, str]]], client.xrange(BOT_JOBS))
+        for key in client.scan_iter(match=ticket_key("*"), count=1000):
+            if cast(str | None, client.hget(key, "g")) == game_id:
+                table = json.loads(cast(str, client.hget(key, "t")))
+                return {int(seat): player for seat, player, bot in table if bot}
     finally:
         client.close()
-    return {int(f["seat"]): f["player"] for _, f in jobs if f["game"] == game_id}
+    raise AssertionError(f"no ticket was seated in {game_id}")
 
 
 def _acted_by(event: game_pb2.Event) -> int | None:

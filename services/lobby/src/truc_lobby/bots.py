@@ -3,9 +3,10 @@
 The matcher appends one job per bot seat (game, seat, player, token) to a Redis
 stream; replicas read it in one consumer group, so each job is played once.
 A bot plays through the public game API with its own token, exactly like a
-player (:class:`truc_bots.BotPlayer`). A job is acknowledged when its
-match is over; jobs of a replica that died are claimed by another after
-``idle_ms`` and the bot resumes by watching the game from the start.
+player (:class:`truc_bots.BotPlayer`). A job is acknowledged and deleted
+from the stream when its match is over (the stream holds the jobs in play, not
+every bot seat ever played); jobs of a replica that died are claimed by another
+after ``idle_ms`` and the bot resumes by watching the game from the start.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from redis.exceptions import RedisError, ResponseError
 from truc.v1 import game_service_pb2_grpc
 
 from truc_bots import BotPlayer, HeuristicPolicy
-from truc_redis.connection import RedisClient
+from truc_redis.connection import RedisClient, script
 
 from .store import BOT_JOBS
 
@@ -28,6 +29,11 @@ __all__ = ["BotRunner"]
 
 log = logging.getLogger("truc.lobby.bots")
 GROUP = "bots"
+
+_DONE = """
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('XDEL', KEYS[1], ARGV[2])
+"""
 
 
 class BotRunner:
@@ -43,6 +49,7 @@ class BotRunner:
         self._idle_ms = idle_ms
         self._consumer = f"lobby-{secrets.token_hex(6)}"
         self._playing: set[asyncio.Task[None]] = set()
+        self._done = script(redis, _DONE)
 
     async def run(self) -> None:
         with contextlib.suppress(ResponseError):  # the group exists already
@@ -79,4 +86,4 @@ class BotRunner:
             await player.run()
         except grpc.RpcError as exc:
             log.warning("bot for %s seat %d stopped: %s", game, seat, exc)
-        await self._redis.xack(BOT_JOBS, GROUP, job_id)
+        await self._done(keys=[BOT_JOBS], args=[GROUP, job_id])
