@@ -13,7 +13,7 @@ import pytest
 
 from truc_chaos.aof import Truncation
 from truc_chaos.checks import CheckInput, check_all
-from truc_chaos.records import Ack, Journal, TicketLog
+from truc_chaos.records import Ack, Finish, Journal, TicketLog
 from truc_chaos.store_state import GameState, LogEntry, StoreState, Summary, TicketState
 
 pytestmark = pytest.mark.unit
@@ -273,3 +273,17 @@ def test_a_watcher_keeping_versions_a_crash_rewrote_is_excused_and_counted() -> 
     late = watch.epochs[0][9]
     watch.epochs[0][9] = replace(late, at=crash + 1.0)
     assert "watch-diverged" in found(data)
+
+
+def test_an_ack_of_a_game_gone_after_its_retention_is_no_loss() -> None:
+    """The soak keeps finished games 60 s: a game seen finished longer ago than
+    that may be gone. One gone sooner, or never seen finished, was lost."""
+    data = world()
+    del data.store.games["g1"]
+    assert "lost-ack" in found(data)
+    data.finished_ttl_seconds = 60
+    assert "lost-ack" in found(data)  # nobody saw it finish
+    data.journal.finishes.append(Finish("games/g1", PLAYERS[0], T0 + 20))
+    assert "lost-ack" not in found(data)  # finished at +20 s, read at +90 s
+    data.finished_ttl_seconds = 80
+    assert "lost-ack" in found(data)  # it should still be there

@@ -80,6 +80,16 @@ class CheckInput:
     """Player -> the game names ``ListGames`` returned, for the players asked."""
     health: dict[str, str] = field(default_factory=dict)
     """Process -> its health at the end (``SERVING`` when healthy)."""
+    finished_ttl_seconds: float | None = None
+    """How long the game service keeps a finished game (None: longer than the run).
+    A game a player saw finish more than this before the read may be gone."""
+
+    def expired(self, game: str) -> bool:
+        """The game was seen finished long enough ago for its retention to end."""
+        if self.finished_ttl_seconds is None:
+            return False
+        ends = [f.at for f in self.journal.finishes if _id(f.game) == _id(game)]
+        return bool(ends) and min(ends) + self.finished_ttl_seconds < self.store.read_at
 
     @property
     def truncations(self) -> list[Truncation]:
@@ -204,6 +214,8 @@ def check_acks(data: CheckInput) -> tuple[list[Violation], list[Excused]]:
     for ack in lost_acks(store, journal.acks):
         cut = _in_window(ack.at, data.truncations)
         held = store.games.get(_id(ack.game))
+        if held is None and data.expired(ack.game):
+            continue  # finished, and kept no longer than the service's retention
         if held is None:
             where = "the game is gone"
         else:

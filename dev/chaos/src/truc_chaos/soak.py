@@ -73,6 +73,9 @@ SOAK_CYCLE: Final = (
 )
 _TARGET: Final = 5
 _MANCHES: Final = 1
+FINISHED_GAME_TTL_SECONDS: Final = 60
+"""Finished games are kept this long, so Redis holds what is being played, not
+the soak's whole history (the checks know a finished game may be gone)."""
 _ACTION_METRICS: Final = re.compile(
     r'^truc_actions_total\{[^}]*origin="player"[^}]*\}\s+([0-9.eE+-]+)$', re.MULTILINE
 )
@@ -383,7 +386,7 @@ async def soak(
         TopologyConfig(
             work_dir=work,
             appendfsync=appendfsync,
-            finished_game_ttl_seconds=60,
+            finished_game_ttl_seconds=FINISHED_GAME_TTL_SECONDS,
         )
     )
     journal = Journal()
@@ -455,7 +458,10 @@ async def soak(
         await wait_quiet(topology, 60.0)
         health = await topology.health()
         store = await read_state(topology)
-        violations, _ = check_all(CheckInput(store, journal, health=health))
+        checked = CheckInput(
+            store, journal, health=health, finished_ttl_seconds=FINISHED_GAME_TTL_SECONDS
+        )
+        violations, _ = check_all(checked)
     finally:
         await asyncio.to_thread(topology.close)
     names = sorted({name for s in samples for name in s.rss_kb})
