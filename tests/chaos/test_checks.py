@@ -14,7 +14,8 @@ import pytest
 from truc_chaos.aof import Truncation
 from truc_chaos.checks import CheckInput, check_all
 from truc_chaos.records import Ack, Finish, Journal, TicketLog
-from truc_chaos.store_state import GameState, LogEntry, StoreState, Summary, TicketState
+from truc_chaos.store_state import GameState, LogEntry, StoreState, TicketState
+from truc_lobby.history import GameRecord
 
 pytestmark = pytest.mark.unit
 
@@ -56,7 +57,7 @@ def world() -> CheckInput:
     changes = {p: (16.0 if i % 2 == 0 else -16.0) for i, p in enumerate(PLAYERS)}
     for index, (game, start, end) in enumerate(matches):
         store.games[game] = _game(game, start, end, 12)
-        store.summaries[game] = Summary(
+        store.summaries[game] = GameRecord(
             game, tuple((s, p, False) for s, p in enumerate(PLAYERS)), 0, int(end * 1000), changes
         )
         for seat, player in enumerate(PLAYERS):

@@ -17,7 +17,6 @@ The keys are the services' own (``truc_game.adapters.redis_keys``,
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -25,13 +24,26 @@ from typing import Any, Final, cast
 
 import redis
 
+from truc_game.adapters.redis_keys import Keys, deadlines
+from truc_game.ports import GameMeta
+from truc_game.service import is_over
+from truc_lobby.history import GameRecord, history_key, summary_key
+from truc_lobby.store import (
+    ACTIVE,
+    CLAIMS,
+    QUEUE,
+    RATINGS,
+    StoredTicket,
+    player_key,
+    ticket_key,
+    tracking_key,
+)
 from truc_rules import decode_state
 from truc_rules.truc_y_flou.state import Phase
 
-__all__ = ["GameState", "LogEntry", "StoreState", "Summary", "TicketState", "read_store"]
+__all__ = ["GameState", "LogEntry", "StoreState", "TicketState", "read_store"]
 
 _GAME_KEY: Final = re.compile(r"^truc:\{g(\d+)\}:game:([A-Za-z0-9_-]+)$")
-_L: Final = "truc:{lobby}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,15 +105,6 @@ class TicketState:
     """While MATCHING (lobbies that keep claims): the claim holding the ticket."""
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
-    game: str
-    seats: tuple[tuple[int, str, bool], ...]
-    winner: int | None
-    end_ms: int
-    changes: dict[str, float]
-
-
 @dataclass(slots=True)
 class StoreState:
     read_at: float = field(default_factory=time.time)
@@ -111,7 +114,7 @@ class StoreState:
     live: dict[str, str] = field(default_factory=dict)
     ratings: dict[str, float] = field(default_factory=dict)
     history: dict[str, list[str]] = field(default_factory=dict)
-    summaries: dict[str, Summary] = field(default_factory=dict)
+    summaries: dict[str, GameRecord] = field(default_factory=dict)
     active: dict[str, float] = field(default_factory=dict)
     tracked: set[str] = field(default_factory=set)
     claims: dict[str, float] = field(default_factory=dict)
@@ -137,36 +140,35 @@ def _members(client: redis.Redis, key: str) -> list[bytes]:
 _WEEK: Final = 7 * 24 * 3600
 
 
-def _game(client: redis.Redis, shard: int, game: str, ttls: tuple[int, int]) -> GameState | None:
-    base = f"truc:{{g{shard}}}:game:{game}"
-    values = cast(list[bytes | None], client.hmget(base, ["v", "s", "m", "d"]))
+def _game(client: redis.Redis, game: str, ttls: tuple[int, int]) -> GameState | None:
+    keys = Keys(game)
+    values = cast(list[bytes | None], client.hmget(keys.game, ["v", "s", "m", "d"]))
     if values[0] is None:
         return None
-    meta: dict[str, Any] = json.loads(values[2]) if values[2] else {"p": [], "t": 0}
+    meta = GameMeta.decode(values[2]) if values[2] else GameMeta((), 0)
     try:
         state = decode_state(bytes(values[1] or b""))
-        phase = Phase(state.phase)
-        finished = phase in (Phase.MATCH_OVER, Phase.NO_DEAL)
-        phase_name = phase.name
+        finished = is_over(state)
+        phase_name = Phase(state.phase).name
     except Exception as error:  # a state the engine cannot read is itself a finding
         finished, phase_name = False, f"undecodable: {error}"
     found = GameState(
         game=game,
         version=int(values[0]),
-        players=tuple(meta["p"]),
-        turn_seconds=int(meta["t"]),
+        players=meta.players,
+        turn_seconds=meta.turn_seconds,
         deadline_ms=int(values[3]) if values[3] else None,
         finished=finished,
         phase=phase_name,
     )
-    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], client.xrange(base + ":events"))
+    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], client.xrange(keys.events))
     for entry_id, fields in entries:
         deadline = fields.get(b"d")
         found.log.append(LogEntry(_text(entry_id), int(deadline) if deadline else None))
-    found.requests = {_text(k): int(v) for k, v in _hash(client, base + ":requests").items()}
-    score = cast(float | None, client.zscore(f"truc:{{g{shard}}}:deadlines", game))
+    found.requests = {_text(k): int(v) for k, v in _hash(client, keys.requests).items()}
+    score = cast(float | None, client.zscore(deadlines(keys.shard), game))
     found.indexed_deadline = None if score is None else float(score)
-    left = cast(int, client.pttl(base))
+    left = cast(int, client.pttl(keys.game))
     if left > 0:
         ttl_ms = (ttls[1] if finished else ttls[0]) * 1000
         found.last_commit_ms = time.time() * 1000 - (ttl_ms - left)
@@ -191,62 +193,52 @@ def _read(client: redis.Redis, ttls: tuple[int, int]) -> StoreState:
         matched = _GAME_KEY.match(key)
         if matched is None:
             continue
-        game = _game(client, int(matched.group(1)), matched.group(2), ttls)
+        game = _game(client, matched.group(2), ttls)
         if game is not None:
             state.games[game.game] = game
-    prefix = f"{_L}:ticket:"
+    prefix = ticket_key("")
     for key in _scan(client, prefix + "*"):
         raw = _hash(client, key)
         if not raw:
             continue
-        ticket = key.removeprefix(prefix)
-        state.tickets[ticket] = TicketState(
-            ticket=ticket,
-            state=_text(raw.get(b"s", b"?")),
-            members=tuple(str(m[0]) for m in json.loads(raw.get(b"m", b"[]"))),
-            game=_text(raw.get(b"g", b"")),
-            table=tuple(
-                (int(t[0]), str(t[1]), bool(t[2])) for t in json.loads(raw.get(b"t", b"[]"))
-            ),
-            created_ms=int(raw.get(b"c", b"0")),
-            claim=_text(raw.get(b"x", b"")),
+        stored = StoredTicket.decode(key.removeprefix(prefix), raw)
+        state.tickets[stored.ticket] = TicketState(
+            ticket=stored.ticket,
+            state=stored.state,
+            members=tuple(player for player, _, _ in stored.members),
+            game=stored.game,
+            table=stored.table,
+            created_ms=stored.created_ms,
+            claim=stored.claim,
         )
-    state.queue = {_text(k) for k in _hash(client, f"{_L}:queue")}
-    prefix = f"{_L}:player:"
+    state.queue = {_text(k) for k in _hash(client, QUEUE)}
+    prefix = player_key("")
     for key in _scan(client, prefix + "*"):
         held = client.get(key)
         if held is not None:
             state.live[key.removeprefix(prefix)] = _text(held)
-    state.ratings = {_text(k): float(v) for k, v in _hash(client, f"{_L}:ratings").items()}
-    prefix = f"{_L}:history:"
+    state.ratings = {_text(k): float(v) for k, v in _hash(client, RATINGS).items()}
+    prefix = history_key("")
     for key in _scan(client, prefix + "*"):
         state.history[key.removeprefix(prefix)] = [_text(g) for g in _members(client, key)]
-    prefix = f"{_L}:summary:"
+    prefix = summary_key("")
     for key in _scan(client, prefix + "*"):
         raw_summary = cast(bytes | None, client.get(key))
-        if raw_summary is None:
-            continue
-        data = json.loads(raw_summary)
-        state.summaries[key.removeprefix(prefix)] = Summary(
-            game=str(data["g"]),
-            seats=tuple((int(s), str(p), bool(b)) for s, p, b in data["s"]),
-            winner=None if data["w"] is None else int(data["w"]),
-            end_ms=int(data["e"]),
-            changes={str(k): float(v) for k, v in data["c"].items()},
-        )
+        if raw_summary is not None:
+            state.summaries[key.removeprefix(prefix)] = GameRecord.decode(raw_summary)
     state.active = {
         _text(member): float(score)
         for member, score in cast(
-            list[tuple[bytes, float]], client.zrange(f"{_L}:active", 0, -1, withscores=True)
+            list[tuple[bytes, float]], client.zrange(ACTIVE, 0, -1, withscores=True)
         )
     }
     state.claims = {
         _text(member): float(score)
         for member, score in cast(
-            list[tuple[bytes, float]], client.zrange(f"{_L}:claims", 0, -1, withscores=True)
+            list[tuple[bytes, float]], client.zrange(CLAIMS, 0, -1, withscores=True)
         )
     }
-    prefix = f"{_L}:game:"
+    prefix = tracking_key("")
     state.tracked = {key.removeprefix(prefix) for key in _scan(client, prefix + "*")}
     state.read_at = time.time()
     return state

@@ -120,6 +120,23 @@ class StoredTicket:
     claim: str = ""
     """While MATCHING: the claim holding it (the id of the game it will get)."""
 
+    @staticmethod
+    def decode(ticket: str, raw: dict[bytes, bytes]) -> StoredTicket:
+        """The ticket from its hash as stored (``HGETALL``)."""
+        return StoredTicket(
+            ticket=ticket,
+            state=raw[b"s"].decode(),
+            leader=raw[b"l"].decode(),
+            members=tuple((m[0], bool(m[1]), float(m[2])) for m in json.loads(raw[b"m"])),
+            options=raw[b"o"],
+            created_ms=int(raw[b"c"]),
+            game=raw.get(b"g", b"").decode(),
+            table=tuple((int(t[0]), t[1], bool(t[2])) for t in json.loads(raw.get(b"t", b"[]"))),
+            queued_ms=int(raw.get(b"q", 0)),
+            matched_ms=int(raw.get(b"a", 0)),
+            claim=raw.get(b"x", b"").decode(),
+        )
+
 
 _CREATE = """
 if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
@@ -305,22 +322,6 @@ class Claim:
         return [player for _, player, _, _ in self.seats]
 
 
-def _ticket(ticket: str, raw: dict[bytes, bytes]) -> StoredTicket:
-    return StoredTicket(
-        ticket=ticket,
-        state=raw[b"s"].decode(),
-        leader=raw[b"l"].decode(),
-        members=tuple((m[0], bool(m[1]), float(m[2])) for m in json.loads(raw[b"m"])),
-        options=raw[b"o"],
-        created_ms=int(raw[b"c"]),
-        game=raw.get(b"g", b"").decode(),
-        table=tuple((int(t[0]), t[1], bool(t[2])) for t in json.loads(raw.get(b"t", b"[]"))),
-        queued_ms=int(raw.get(b"q", 0)),
-        matched_ms=int(raw.get(b"a", 0)),
-        claim=raw.get(b"x", b"").decode(),
-    )
-
-
 class LobbyStore:
     def __init__(self, redis: RedisClient) -> None:
         self.redis = redis
@@ -382,7 +383,7 @@ class LobbyStore:
     @timed("get")
     async def get(self, ticket: str) -> StoredTicket | None:
         raw = await self.redis.hgetall(ticket_key(ticket))  # type: ignore[misc]
-        return _ticket(ticket, raw) if raw else None
+        return StoredTicket.decode(ticket, raw) if raw else None
 
     @store_call
     @timed("confirm")
