@@ -208,7 +208,6 @@ class Matcher:
             ),
             options=bytes.fromhex(table.options),
             turn_seconds=self._turn_seconds,
-            claimed_ms=now_ms,
         )
         if not await self._store.claim(claim, lease_until_ms=now_ms + CLAIM_LEASE_MS):
             return False

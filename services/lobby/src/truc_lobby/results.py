@@ -37,7 +37,7 @@ from .history import HISTORY_LIMIT, GameRecord, history_key, summary_key
 from .store import ACTIVE, DELETE_IF_EQUAL, RATINGS, player_key, store_call, tracking_key
 from .tokens import TokenIssuer
 
-__all__ = ["ACTIVE", "ResultsFollower", "elo_changes"]
+__all__ = ["ResultsFollower", "elo_changes"]
 
 log = logging.getLogger("truc.lobby.results")
 

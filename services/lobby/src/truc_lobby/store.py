@@ -292,7 +292,6 @@ class Claim:
     options: bytes
     """The serialized truc.v1.RuleOptions."""
     turn_seconds: int
-    claimed_ms: int
 
     def encode(self) -> str:
         return json.dumps(
@@ -301,7 +300,6 @@ class Claim:
                 "s": [list(s) for s in self.seats],
                 "o": self.options.hex(),
                 "u": self.turn_seconds,
-                "c": self.claimed_ms,
             }
         )
 
@@ -314,7 +312,6 @@ class Claim:
             seats=tuple((int(s), p, bool(b), float(r)) for s, p, b, r in data["s"]),
             options=bytes.fromhex(data["o"]),
             turn_seconds=int(data["u"]),
-            claimed_ms=int(data["c"]),
         )
 
     @property
