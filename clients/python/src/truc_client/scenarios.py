@@ -8,12 +8,15 @@ fault in the notation of the file (``start.scores``, ``deals[0][2][1]``,
 
 What the format checks, and what it leaves to the engine:
 
-* the shape and the JSON types of every field (a deal is one hand per seat,
-  a hand three cards: the rule set's ``NUM_SEATS`` and ``HAND_SIZE``), card
-  notation (:meth:`truc_rules.Card.parse`), the names of calls, signals,
-  directives and refusal reasons (the engine's enums), rule options (each
-  checked by :meth:`truc_rules.RuleOptions.from_mapping`, the one home of
-  their names and bounds), and the result fields ``expect`` may name;
+* ``ruleset`` (variants.md V7; absent: ``truc_y_flou``), the shape and the JSON
+  types of every field (a deal is one hand per seat of the rule set's table, a
+  hand three cards), card notation read in the rule set's pack
+  (:meth:`truc_rules.cards.Deck.read`: another pack's card is valid text, which
+  the engine refuses as not in hand), the names of calls, signals, directives
+  and refusal reasons (the engine's enums), rule options (each checked by the
+  rule set's own options, :func:`truc_rules.registry.options_from_mapping`,
+  the one home of their names and bounds), and the result fields ``expect``
+  may name;
 * whether the game can be set up (no card twice, scores below the target,
   the draws) is the engine's judgement (:func:`truc_rules.new_game`); the
   runner core (:func:`truc_rules.scenario.initial_state`) names the field the
@@ -28,9 +31,8 @@ option, or an expectation that could never hold).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import fields
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
+from typing import Annotated, Any, Final, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -43,7 +45,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationError,
-    create_model,
+    ValidationInfo,
     model_validator,
 )
 
@@ -57,7 +59,6 @@ from truc_rules import (
     MakeCall,
     PlayCard,
     Reason,
-    RuleOptions,
     SendDirective,
     SendSignal,
     Signal,
@@ -70,8 +71,17 @@ from truc_rules.scenario import (
     ScenarioRun,
     ScenarioSetup,
 )
+from truc_rules.cards import Deck
+from truc_rules.registry import (
+    default_options,
+    deck_of,
+    options_from_mapping,
+    options_to_mapping,
+    seat_count,
+)
+from truc_rules.rule_set import RuleSet
 from truc_rules.scenario import run_scenario as run_parsed
-from truc_rules.truc_y_flou.constants import HAND_SIZE, NUM_SEATS, TEAM_NAMES
+from truc_rules.truc_y_flou.constants import HAND_SIZE, TEAM_NAMES
 
 from .validation import describe, json_text
 
@@ -88,10 +98,27 @@ _E = TypeVar("_E", bound=StrEnum)
 # --------------------------------------------------------------------------- values
 
 
-def _card(value: object) -> Card:
+def _card(value: object, info: ValidationInfo) -> Card:
+    """A card in the notation of the scenario's pack (the context's ``deck``)."""
+    deck: Deck = (info.context or {}).get("deck", deck_of(RuleSet.TRUC_Y_FLOU))
+    example = str(deck.cards[6])
     if not isinstance(value, str):
-        raise ValueError(f'a card is written like "7Sw", not {json_text(value)}')
-    return Card.parse(value)  # ValueError: not a card: '9Sw' (expected ...)
+        raise ValueError(f'a card is written like "{example}", not {json_text(value)}')
+    card = deck.read(value)
+    if card is None:
+        raise ValueError(
+            f"not a card: {value!r} (expected rank {deck.rank_text} then the suit, "
+            f"like {example!r})"
+        )
+    return card
+
+
+def _deal_size(value: object, info: ValidationInfo) -> object:
+    """A deal is one hand per seat of the scenario's table (the context's ``seats``)."""
+    seats: int = (info.context or {}).get("seats", 6)
+    if isinstance(value, list) and len(value) != seats:
+        raise ValueError(f"a deal is {seats} hands (seat 0 to {seats - 1}), not {len(value)}")
+    return value
 
 
 def _member(enum: type[_E], what: str, among: str = "") -> Callable[[object], _E]:
@@ -141,43 +168,54 @@ CardField = Annotated[Card, PlainValidator(_card)]
 Hand = Annotated[
     list[CardField], BeforeValidator(_length(HAND_SIZE, f"a hand is {HAND_SIZE} cards"))
 ]
-Deal = Annotated[
-    list[Hand],
-    BeforeValidator(_length(NUM_SEATS, f"a deal is {NUM_SEATS} hands (seat 0 to {NUM_SEATS - 1})")),
-]
+Deal = Annotated[list[Hand], BeforeValidator(_deal_size)]
 ReasonField = Annotated[Reason, PlainValidator(_member(Reason, "refusal reason"))]
 Pair = tuple[StrictInt, StrictInt]
 
 # --------------------------------------------------------------------------- options
 
 
-def _option(name: str) -> Callable[[object], object]:
-    """The engine's own check of one rule option (its names, values and bounds)."""
+def _rule_set(value: object) -> RuleSet:
+    names = ", ".join(r.value for r in RuleSet)
+    if isinstance(value, str) and value in RuleSet.__members__.values():
+        return RuleSet(value)
+    raise ValueError(f"{json_text(value)} is not a rule set (one of {names})")
 
-    def check(value: object) -> object:
+
+def _context(doc: Mapping[str, Any]) -> dict[str, object]:
+    """The pack and the table size the rest of the file is read with."""
+    try:
+        rule_set = _rule_set(doc.get("ruleset", RuleSet.TRUC_Y_FLOU.value))
+    except ValueError:
+        rule_set = RuleSet.TRUC_Y_FLOU
+    seats = seat_count(default_options(rule_set))
+    options = doc.get("options")
+    if isinstance(options, Mapping):
         try:
-            return getattr(RuleOptions.from_mapping({name: value}), name)
+            seats = seat_count(options_from_mapping(rule_set, {"seats": options["seats"]}))
+        except (KeyError, InvalidSetup):
+            pass
+    return {"rule_set": rule_set, "deck": deck_of(rule_set), "seats": seats}
+
+
+def _options(rule_set: RuleSet, values: Mapping[str, Any]) -> Any:
+    """The rule set's options; ScenarioError naming the option at fault."""
+    known = options_to_mapping(default_options(rule_set))
+    for name, value in values.items():
+        if name not in known:
+            raise ScenarioError(
+                f"options.{name}",
+                f"unknown rule option of {rule_set} (known: {', '.join(known)})",
+            )
+        try:
+            options_from_mapping(rule_set, {name: value})
         except InvalidSetup as exc:
-            raise ValueError(str(exc)) from None
+            raise ScenarioError(f"options.{name}", str(exc)) from None
+    try:
+        return options_from_mapping(rule_set, values)
+    except InvalidSetup as exc:
+        raise ScenarioError("options", str(exc)) from None
 
-    return check
-
-
-class _Options(BaseModel):
-    """``options``: rule options by their rules.md names (the fields of RuleOptions)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-_OPTION_FIELDS: Final[dict[str, Any]] = {
-    f.name: (Annotated[Any, AfterValidator(_option(f.name))], None) for f in fields(RuleOptions)
-}
-
-if TYPE_CHECKING:
-    OptionsFile = _Options
-else:
-    OptionsFile = create_model("OptionsFile", __base__=_Options, **_OPTION_FIELDS)
-    """The model of ``options``, made from the fields of :class:`truc_rules.RuleOptions`."""
 
 # --------------------------------------------------------------------------- start, actions
 
@@ -194,7 +232,10 @@ class StartFile(BaseModel):
     manches: Pair = (0, 0)
 
     @model_validator(mode="after")
-    def _dealer_or_draw(self) -> StartFile:
+    def _dealer_or_draw(self, info: ValidationInfo) -> StartFile:
+        family = (info.context or {}).get("rule_set", RuleSet.TRUC_Y_FLOU) != RuleSet.TRUC_Y_FLOU
+        if family and self.dealer is None:
+            self.dealer = 0  # variants.md V6: seat 0 when start.dealer is absent
         if self.dealer is None and "draw" not in self.model_fields_set:
             raise ValueError("give the first dealer (start.dealer) or the draw (start.draw)")
         return self
@@ -203,7 +244,7 @@ class StartFile(BaseModel):
         return tuple(self.draw) if "draw" in self.model_fields_set else None
 
 
-_CALLS: Final = "the upper-case names of rules.md, EMBIDE to FOLD"
+_CALLS: Final = "the upper-case names of rules.md and variants.md, EMBIDE to REFUSE"
 _KINDS: Final = ("play", "call", "choose_dealer", "signal", "directive")
 
 
@@ -285,14 +326,15 @@ class ScenarioFile(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     name: StrictStr = ""
-    options: Annotated[OptionsFile, BeforeValidator(_object_or_null)] = Field(
+    ruleset: Annotated[RuleSet, PlainValidator(_rule_set)] = RuleSet.TRUC_Y_FLOU
+    options: Annotated[dict[StrictStr, Any], BeforeValidator(_object_or_null)] = Field(
         default_factory=dict, validate_default=True
     )
     start: Annotated[StartFile, BeforeValidator(_object_or_null)] = Field(
         default_factory=dict, validate_default=True
     )
     deals: list[Deal]
-    """The hands of each successive hand, seat 0 to seat 5."""
+    """The hands of each successive hand, one per seat, seat 0 first."""
     actions: list[ActionFile] = Field(default_factory=list)
     expect: Annotated[ExpectFile, BeforeValidator(_object_or_null)] = Field(
         default_factory=dict, validate_default=True
@@ -300,13 +342,8 @@ class ScenarioFile(BaseModel):
 
     def to_scenario(self, expect: Mapping[str, Any]) -> Scenario:
         """The typed scenario; ``expect`` is the file's raw ``expect`` (compared as written)."""
-        options = self.options.model_dump(exclude_unset=True)
-        try:
-            rule_options = RuleOptions(**options)
-        except InvalidSetup as exc:
-            raise ScenarioError("options", str(exc)) from None
         setup = ScenarioSetup(
-            options=rule_options,
+            options=_options(self.ruleset, self.options),
             deals=tuple(tuple(tuple(hand) for hand in deal) for deal in self.deals),
             dealer=self.start.dealer,
             draws=self.start.draws(),
@@ -325,9 +362,6 @@ class ScenarioFile(BaseModel):
 
 
 _UNKNOWN: Final = {
-    "options": "unknown rule option (known: "
-    + ", ".join(f.name for f in fields(RuleOptions))
-    + ")",
     "expect": f"not a result field (one of {', '.join(RESULT_FIELDS)})",
 }
 """What an unknown key means, where unknown keys are errors."""
@@ -346,16 +380,20 @@ def parse_scenario(doc: object) -> Scenario:
     if not isinstance(doc, Mapping):
         raise ScenarioError("", "a scenario is a JSON object")
     try:
-        parsed = ScenarioFile.model_validate(doc)
+        parsed = ScenarioFile.model_validate(doc, context=_context(doc))
     except ValidationError as exc:
         raise scenario_error(exc) from None
     return parsed.to_scenario(doc.get("expect") or {})
 
 
-def parse_action(raw: object, index: int) -> ScenarioAction:
-    """Entry ``index`` of a scenario's ``actions``; ScenarioError naming the field."""
+def parse_action(
+    raw: object, index: int, rule_set: RuleSet = RuleSet.TRUC_Y_FLOU
+) -> ScenarioAction:
+    """Entry ``index`` of a scenario's ``actions`` (cards read in ``rule_set``'s
+    pack); ScenarioError naming the field."""
     try:
-        return ActionFile.model_validate(raw).to_action()
+        context = {"deck": deck_of(rule_set)}
+        return ActionFile.model_validate(raw, context=context).to_action()
     except ValidationError as exc:
         raise scenario_error(exc, ("actions", index)) from None
 

@@ -25,6 +25,9 @@ from truc.v1 import cards_pb2, game_pb2, game_service_pb2
 from truc_protocol.errors import InvalidArgument
 from truc_rules.cards import DECK, Card, Rank, Suit
 from truc_rules.errors import InvalidSetup
+from truc_rules.family import FamilyOptions, TrickOrder
+from truc_rules.registry import AnyOptions, options_from_mapping
+from truc_rules.rule_set import RuleSet
 from truc_rules.truc_y_flou.actions import (
     CALL,
     CHOOSE_DEALER,
@@ -165,14 +168,19 @@ _LADDER_TO_PROTO: Final[tuple[game_pb2.Call.ValueType, ...]] = (
 
 # --- cards ---
 
-_SUIT_TO_PROTO: Final = _to_proto(cards_pb2.Suit, "SUIT_", Suit)
+_SUIT_TO_PROTO: Final = {
+    s: cards_pb2.Suit.Value("SUIT_" + ("CLUBS" if s == Suit.FRENCH_CLUBS else s.name)) for s in Suit
+}
+"""Both packs' clubs are SUIT_CLUBS: a proto card is read in its game's pack."""
 _RANK_TO_PROTO: Final = _to_proto(cards_pb2.Rank, "RANK_", Rank)
-_SUIT_FROM_PROTO: Final = _from_proto(_SUIT_TO_PROTO)
+_SUIT_FROM_PROTO: Final = _from_proto(
+    {s: n for s, n in _SUIT_TO_PROTO.items() if s != Suit.FRENCH_CLUBS}
+)
 _RANK_FROM_PROTO: Final = _from_proto(_RANK_TO_PROTO)
 _RANK_SPAN: Final = len(_RANK_FROM_PROTO)
 
 _CARDS: Final = tuple(
-    cards_pb2.Card(suit=_SUIT_TO_PROTO[c.suit], rank=_RANK_TO_PROTO[c.rank]) for c in DECK
+    cards_pb2.Card(suit=_SUIT_TO_PROTO[c.suit], rank=_RANK_TO_PROTO[c.rank]) for c in Card
 )
 """The proto card of every engine card, indexed by the card."""
 
@@ -354,8 +362,67 @@ def _option_enum(table: tuple[_E | None, ...], number: int, default: _E, name: s
     return member
 
 
-def options_from_proto(msg: game_pb2.RuleOptions) -> RuleOptions:
-    """Engine options from proto ones: zero and UNSPECIFIED values mean the defaults."""
+_RULE_SET_TO_PROTO: Final = _to_proto(game_pb2.RuleSet, "RULE_SET_", RuleSet)
+_RULE_SET_FROM_PROTO: Final = _from_proto(_RULE_SET_TO_PROTO)
+_TRICK_ORDER_TO_PROTO: Final = _to_proto(game_pb2.TrickOrder, "TRICK_ORDER_", TrickOrder)
+_TRICK_ORDER_FROM_PROTO: Final = _from_proto(_TRICK_ORDER_TO_PROTO)
+_TRUC_Y_FLOU_ONLY: Final = ("perique_trick_rank", "ace_value", "responder", "cut")
+"""Fields 1-5 of RuleOptions but play_out_all_tricks: Truc y Flou's own."""
+
+
+def rule_set_to_proto(rule_set: RuleSet) -> game_pb2.RuleSet.ValueType:
+    return _RULE_SET_TO_PROTO[rule_set]
+
+
+def rule_set_from_proto(number: int, field: str = "options.rule_set") -> RuleSet:
+    """RULE_SET_UNSPECIFIED means Truc y Flou; an unknown number is BAD_REQUEST."""
+    return _option_enum(
+        _RULE_SET_FROM_PROTO, number, RuleSet.TRUC_Y_FLOU, field.removeprefix("options.")
+    )
+
+
+def options_from_proto(msg: game_pb2.RuleOptions) -> AnyOptions:
+    """Engine options from proto ones, of the rule set ``msg.rule_set`` names:
+    zero and UNSPECIFIED values mean the rule set's defaults; a field the rule
+    set does not have, set, is BAD_REQUEST naming it."""
+    rule_set = rule_set_from_proto(msg.rule_set)
+    if rule_set == RuleSet.TRUC_Y_FLOU:
+        if msg.trick_order:
+            raise InvalidArgument(
+                "BAD_REQUEST", "options.trick_order: truc_y_flou has no such rule option"
+            )
+        if msg.seats not in (0, 6):
+            raise InvalidArgument(
+                "BAD_REQUEST", f"options.seats: truc_y_flou is played by 6 seats, not {msg.seats}"
+            )
+        return _truc_y_flou_options(msg)
+    for name in _TRUC_Y_FLOU_ONLY:
+        if getattr(msg, name):
+            raise InvalidArgument(
+                "BAD_REQUEST", f"options.{name}: {rule_set} has no such rule option"
+            )
+    values: dict[str, object] = {"play_out_all_tricks": msg.play_out_all_tricks}
+    if msg.target_score:
+        values["target_score"] = msg.target_score
+    if msg.manches_to_win:
+        values["manches_to_win"] = msg.manches_to_win
+    if msg.trick_order:
+        order = _option_enum(
+            _TRICK_ORDER_FROM_PROTO, msg.trick_order, TrickOrder.SEVEN_EIGHT, "trick_order"
+        )
+        values["trick_order"] = order.value
+    if msg.seats:
+        values["seats"] = msg.seats
+    try:
+        return options_from_mapping(rule_set, values)
+    except InvalidSetup as exc:
+        text = str(exc)
+        name = next((n for n in (*values, "trick_order", "seats") if n in text), "")
+        where = f"options.{name}" if name else "options"
+        raise InvalidArgument("BAD_REQUEST", f"{where}: {text}") from exc
+
+
+def _truc_y_flou_options(msg: game_pb2.RuleOptions) -> RuleOptions:
     default = _DEFAULT_OPTIONS
     perique = _option_enum(
         _PERIQUE_FROM_PROTO,
@@ -383,13 +450,27 @@ def options_from_proto(msg: game_pb2.RuleOptions) -> RuleOptions:
 
 
 @functools.lru_cache(maxsize=64)
-def _options_proto(options: RuleOptions) -> game_pb2.RuleOptions:
+def _options_proto(options: AnyOptions) -> game_pb2.RuleOptions:
     """options_to_proto, memoised for views (a table's options never change)."""
     return options_to_proto(options)
 
 
-def options_to_proto(options: RuleOptions) -> game_pb2.RuleOptions:
-    """Proto options with every value explicit (never UNSPECIFIED or 0 for a default)."""
+def options_to_proto(options: AnyOptions) -> game_pb2.RuleOptions:
+    """Proto options with every value of the rule set explicit (never UNSPECIFIED
+    or 0 for a default); the fields of other rule sets stay unset."""
+    if isinstance(options, FamilyOptions):
+        return game_pb2.RuleOptions(
+            rule_set=_RULE_SET_TO_PROTO[options.rule_set],
+            play_out_all_tricks=options.play_out_all_tricks,
+            target_score=options.target_score,
+            manches_to_win=options.manches_to_win,
+            trick_order=(
+                _TRICK_ORDER_TO_PROTO[options.trick_order]
+                if options.trick_order
+                else game_pb2.TRICK_ORDER_UNSPECIFIED
+            ),
+            seats=options.seats,
+        )
     return game_pb2.RuleOptions(
         perique_trick_rank=_PERIQUE_TO_PROTO[options.perique_trick_rank],
         play_out_all_tricks=options.play_out_all_tricks,
@@ -398,6 +479,8 @@ def options_to_proto(options: RuleOptions) -> game_pb2.RuleOptions:
         cut=_CUT_TO_PROTO[options.cut],
         target_score=options.target_score,
         manches_to_win=options.manches_to_win,
+        rule_set=game_pb2.RULE_SET_TRUC_Y_FLOU,
+        seats=6,
     )
 
 

@@ -1,8 +1,16 @@
-"""Cards of the 40-card Spanish pack (rules.md §1.3), shared by the rule sets.
+"""Cards of the two packs of the family, shared by the rule sets.
 
-A :class:`Card` is an ``IntEnum`` (0-39, ``suit * 10 + rank``) so that hands are
-tuples of small ints and every per-card property is a table look-up. Its text
-form is the notation of rules.md: rank then suit, ``7Sw``, ``1Cl``, ``JCo``.
+* The 40-card **Spanish pack** (rules.md §1.3): cards 0-39, ``suit * 10 + rank``,
+  written rank then suit, ``7Sw``, ``1Cl``, ``JCo``. Truc y Flou and Catalan Truc.
+* The 32-card **piquet pack** in French suits (variants.md V2.1, V7): cards
+  40-71, written ``7He``, ``TSp``, ``QDi``, ``ACl``. French, Sackson and
+  partnership Truc.
+
+A :class:`Card` is an ``IntEnum`` so that hands are tuples of small ints and
+every per-card property is a table look-up. The notation is read in a pack: the
+text ``7Cl`` is the seven of bastos in the Spanish pack and the seven of clubs
+in the piquet pack (:meth:`Deck.parse`). :meth:`Card.parse` reads the Spanish
+pack, as it always has.
 """
 
 from __future__ import annotations
@@ -10,7 +18,17 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Final
 
-__all__ = ["DECK", "Card", "Rank", "Suit", "parse_cards"]
+__all__ = [
+    "DECK",
+    "PIQUET",
+    "PIQUET_CARDS",
+    "SPANISH",
+    "Card",
+    "Deck",
+    "Rank",
+    "Suit",
+    "parse_cards",
+]
 
 
 class Suit(IntEnum):
@@ -20,13 +38,19 @@ class Suit(IntEnum):
     CLUBS = 1
     COINS = 2
     CUPS = 3
+    HEARTS = 4
+    """The French suits of the piquet pack: hearts, diamonds, clubs, spades."""
+    DIAMONDS = 5
+    FRENCH_CLUBS = 6
+    SPADES = 7
 
     def __str__(self) -> str:
         return _SUIT_TEXT[self]
 
 
 class Rank(IntEnum):
-    """Ranks 1-7, J (sota), N (caballo), K (rey)."""
+    """Ranks 1-7, J (sota), N (caballo), K (rey) of the Spanish pack; the piquet
+    pack adds 8, 9, T (ten), Q and A (its ace) and shares 7, J and K."""
 
     ONE = 0
     TWO = 1
@@ -38,17 +62,33 @@ class Rank(IntEnum):
     JACK = 7
     KNIGHT = 8
     KING = 9
+    EIGHT = 10
+    NINE = 11
+    TEN = 12
+    QUEEN = 13
+    ACE = 14
 
     def __str__(self) -> str:
         return _RANK_TEXT[self]
 
 
-_SUIT_TEXT: Final = ("Sw", "Cl", "Co", "Cu")
-_RANK_TEXT: Final = ("1", "2", "3", "4", "5", "6", "7", "J", "N", "K")
+_SUIT_TEXT: Final = ("Sw", "Cl", "Co", "Cu", "He", "Di", "Cl", "Sp")
+_RANK_TEXT: Final = ("1", "2", "3", "4", "5", "6", "7", "J", "N", "K", "8", "9", "T", "Q", "A")
+_PIQUET_RANKS: Final = (
+    Rank.SEVEN,
+    Rank.EIGHT,
+    Rank.NINE,
+    Rank.TEN,
+    Rank.JACK,
+    Rank.QUEEN,
+    Rank.KING,
+    Rank.ACE,
+)
 
 
 class Card(IntEnum):
-    """One card; member names are ``SUIT_RANK`` (``SW_1`` is the Espasa)."""
+    """One card; member names are ``SUIT_RANK`` (``SW_1`` is the Espasa; ``FC_7``
+    is the seven of French clubs, ``HE_A`` the ace of hearts)."""
 
     SW_1 = 0
     SW_2 = 1
@@ -90,14 +130,46 @@ class Card(IntEnum):
     CU_J = 37
     CU_N = 38
     CU_K = 39
+    HE_7 = 40
+    HE_8 = 41
+    HE_9 = 42
+    HE_T = 43
+    HE_J = 44
+    HE_Q = 45
+    HE_K = 46
+    HE_A = 47
+    DI_7 = 48
+    DI_8 = 49
+    DI_9 = 50
+    DI_T = 51
+    DI_J = 52
+    DI_Q = 53
+    DI_K = 54
+    DI_A = 55
+    FC_7 = 56
+    FC_8 = 57
+    FC_9 = 58
+    FC_T = 59
+    FC_J = 60
+    FC_Q = 61
+    FC_K = 62
+    FC_A = 63
+    SP_7 = 64
+    SP_8 = 65
+    SP_9 = 66
+    SP_T = 67
+    SP_J = 68
+    SP_Q = 69
+    SP_K = 70
+    SP_A = 71
 
     @property
     def suit(self) -> Suit:
-        return Suit(self // 10)
+        return _SUITS[self]
 
     @property
     def rank(self) -> Rank:
-        return Rank(self % 10)
+        return _RANKS[self]
 
     def __str__(self) -> str:
         return _CARD_TEXT[self]
@@ -114,13 +186,58 @@ class Card(IntEnum):
         return card
 
 
-_CARD_TEXT: Final = tuple(r + s for s in _SUIT_TEXT for r in _RANK_TEXT)
-_BY_TEXT: Final = {text: Card(i) for i, text in enumerate(_CARD_TEXT)}
+_SUITS: Final = (
+    *(Suit(i // 10) for i in range(40)),
+    *(Suit(4 + i // 8) for i in range(32)),
+)
+_RANKS: Final = (*(Rank(i % 10) for i in range(40)), *(_PIQUET_RANKS[i % 8] for i in range(32)))
+_CARD_TEXT: Final = tuple(
+    _RANK_TEXT[r] + _SUIT_TEXT[s] for r, s in zip(_RANKS, _SUITS, strict=True)
+)
+_BY_TEXT: Final = {text: Card(i) for i, text in enumerate(_CARD_TEXT[:40])}
 
-DECK: Final = tuple(Card)
-"""The 40 cards in numbering order."""
+
+class Deck:
+    """One pack: its cards in numbering order, and its reading of the notation."""
+
+    __slots__ = ("_by_text", "cards", "name", "rank_text")
+
+    def __init__(self, name: str, cards: tuple[Card, ...]) -> None:
+        self.name = name
+        self.cards = cards
+        self._by_text = {str(card): card for card in cards}
+        self.rank_text = "/".join(dict.fromkeys(_RANK_TEXT[c.rank] for c in cards))
+
+    def __contains__(self, card: object) -> bool:
+        return card in self._by_text.values()
+
+    def __repr__(self) -> str:
+        return f"Deck({self.name!r})"
+
+    def parse(self, text: str) -> Card:
+        """Parse a card of this pack; raise ``ValueError`` for any other text."""
+        card = self._by_text.get(text)
+        if card is None:
+            raise ValueError(f"not a card of the {self.name} pack: {text!r}")
+        return card
+
+    def read(self, text: str) -> Card | None:
+        """The card of this pack ``text`` names, else the card of the other pack
+        it names (a card of another deck: the engine refuses it as not in hand),
+        else None (no card at all)."""
+        return self._by_text.get(text) or _ANY_TEXT.get(text)
 
 
-def parse_cards(texts: list[str] | tuple[str, ...]) -> tuple[Card, ...]:
-    """Parse several cards in rules.md notation."""
-    return tuple(Card.parse(t) for t in texts)
+DECK: Final = tuple(Card)[:40]
+"""The 40 cards of the Spanish pack in numbering order."""
+PIQUET_CARDS: Final = tuple(Card)[40:]
+SPANISH: Final = Deck("Spanish", DECK)
+"""The Spanish pack (rules.md §1.3)."""
+PIQUET: Final = Deck("piquet", PIQUET_CARDS)
+"""The 32-card piquet pack in French suits (variants.md V2.1)."""
+_ANY_TEXT: Final = {**{str(c): c for c in PIQUET_CARDS}, **_BY_TEXT}
+
+
+def parse_cards(texts: list[str] | tuple[str, ...], deck: Deck = SPANISH) -> tuple[Card, ...]:
+    """Parse several cards of ``deck`` (the Spanish pack unless said)."""
+    return tuple(deck.parse(t) for t in texts)

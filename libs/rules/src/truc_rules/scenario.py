@@ -21,13 +21,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .actions import Action
 from .cards import Card
 from .errors import IllegalAction, InvalidSetup, Reason
-from .truc_y_flou.actions import Action
+from .registry import AnyOptions, AnyState, apply_action, new_game
 from .truc_y_flou.constants import TEAM_NAMES
-from .truc_y_flou.engine import apply_action, new_game
 from .truc_y_flou.options import RuleOptions
-from .truc_y_flou.state import Deal, GameState
+
+Deal = tuple[tuple[Card, ...], ...]
 
 __all__ = [
     "RESULT_FIELDS",
@@ -64,11 +65,12 @@ class ScenarioError(ValueError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScenarioSetup:
-    """Everything before the first action: ``options``, ``start`` and ``deals``."""
+    """Everything before the first action: ``options`` (which name the rule set,
+    ``ruleset`` in a file), ``start`` and ``deals``."""
 
-    options: RuleOptions = field(default_factory=RuleOptions)
+    options: AnyOptions = field(default_factory=RuleOptions)
     deals: tuple[Deal, ...]
-    """The hands of each successive hand, seat 0 to seat 5."""
+    """The hands of each successive hand, one per seat, seat 0 first."""
     dealer: int | None = None
     """The dealer of the first hand; None when ``draws`` decide it."""
     draws: tuple[tuple[Card, Card], ...] | None = None
@@ -178,7 +180,7 @@ class ScenarioRun:
 # --------------------------------------------------------------------------- running
 
 
-def initial_state(setup: ScenarioSetup) -> GameState:
+def initial_state(setup: ScenarioSetup) -> AnyState:
     """The state before the first action; ScenarioError naming the field at fault."""
     try:
         return new_game(
@@ -218,7 +220,7 @@ def _culprit(setup: ScenarioSetup) -> str:
     return "start"
 
 
-def result_of(name: str, state: GameState, rejected: Iterable[Rejection]) -> ScenarioResult:
+def result_of(name: str, state: AnyState, rejected: Iterable[Rejection]) -> ScenarioResult:
     """The scenario result for ``state``."""
     winner = state.winner
     return ScenarioResult(

@@ -24,17 +24,17 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13truc/v1/cards.proto\x12\x07truc.v1\"@\n\x04\x43\x61rd\x12\x1b\n\x04suit\x18\x01 \x01(\x0e\x32\r.truc.v1.Suit\x12\x1b\n\x04rank\x18\x02 \x01(\x0e\x32\r.truc.v1.Rank*\\\n\x04Suit\x12\x14\n\x10SUIT_UNSPECIFIED\x10\x00\x12\x0f\n\x0bSUIT_SWORDS\x10\x01\x12\x0e\n\nSUIT_CLUBS\x10\x02\x12\x0e\n\nSUIT_COINS\x10\x03\x12\r\n\tSUIT_CUPS\x10\x04*\xb3\x01\n\x04Rank\x12\x14\n\x10RANK_UNSPECIFIED\x10\x00\x12\x0c\n\x08RANK_ONE\x10\x01\x12\x0c\n\x08RANK_TWO\x10\x02\x12\x0e\n\nRANK_THREE\x10\x03\x12\r\n\tRANK_FOUR\x10\x04\x12\r\n\tRANK_FIVE\x10\x05\x12\x0c\n\x08RANK_SIX\x10\x06\x12\x0e\n\nRANK_SEVEN\x10\x07\x12\r\n\tRANK_JACK\x10\x08\x12\x0f\n\x0bRANK_KNIGHT\x10\t\x12\r\n\tRANK_KING\x10\nb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13truc/v1/cards.proto\x12\x07truc.v1\"@\n\x04\x43\x61rd\x12\x1b\n\x04suit\x18\x01 \x01(\x0e\x32\r.truc.v1.Suit\x12\x1b\n\x04rank\x18\x02 \x01(\x0e\x32\r.truc.v1.Rank*\x91\x01\n\x04Suit\x12\x14\n\x10SUIT_UNSPECIFIED\x10\x00\x12\x0f\n\x0bSUIT_SWORDS\x10\x01\x12\x0e\n\nSUIT_CLUBS\x10\x02\x12\x0e\n\nSUIT_COINS\x10\x03\x12\r\n\tSUIT_CUPS\x10\x04\x12\x0f\n\x0bSUIT_HEARTS\x10\x05\x12\x11\n\rSUIT_DIAMONDS\x10\x06\x12\x0f\n\x0bSUIT_SPADES\x10\x07*\xfe\x01\n\x04Rank\x12\x14\n\x10RANK_UNSPECIFIED\x10\x00\x12\x0c\n\x08RANK_ONE\x10\x01\x12\x0c\n\x08RANK_TWO\x10\x02\x12\x0e\n\nRANK_THREE\x10\x03\x12\r\n\tRANK_FOUR\x10\x04\x12\r\n\tRANK_FIVE\x10\x05\x12\x0c\n\x08RANK_SIX\x10\x06\x12\x0e\n\nRANK_SEVEN\x10\x07\x12\r\n\tRANK_JACK\x10\x08\x12\x0f\n\x0bRANK_KNIGHT\x10\t\x12\r\n\tRANK_KING\x10\n\x12\x0e\n\nRANK_EIGHT\x10\x0b\x12\r\n\tRANK_NINE\x10\x0c\x12\x0c\n\x08RANK_TEN\x10\r\x12\x0e\n\nRANK_QUEEN\x10\x0e\x12\x0c\n\x08RANK_ACE\x10\x0f\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'truc.v1.cards_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SUIT']._serialized_start=98
-  _globals['_SUIT']._serialized_end=190
-  _globals['_RANK']._serialized_start=193
-  _globals['_RANK']._serialized_end=372
+  _globals['_SUIT']._serialized_start=99
+  _globals['_SUIT']._serialized_end=244
+  _globals['_RANK']._serialized_start=247
+  _globals['_RANK']._serialized_end=501
   _globals['_CARD']._serialized_start=32
   _globals['_CARD']._serialized_end=96
 # @@protoc_insertion_point(module_scope)

@@ -32,9 +32,20 @@ class _SuitEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Suit.ValueType],
     """Oros: coins."""
     SUIT_CUPS: _Suit.ValueType  # 4
     """Copas: cups."""
+    SUIT_HEARTS: _Suit.ValueType  # 5
+    """Piquet pack only: hearts."""
+    SUIT_DIAMONDS: _Suit.ValueType  # 6
+    """Piquet pack only: diamonds."""
+    SUIT_SPADES: _Suit.ValueType  # 7
+    """Piquet pack only: spades."""
 
 class Suit(_Suit, metaclass=_SuitEnumTypeWrapper):
-    """The four suits of the Spanish pack (rules.md §1.3). In text, Sw, Cl, Co, Cu."""
+    """The suits of both packs. The Spanish pack (Truc y Flou, Catalan Truc) has
+    swords, clubs (bastos), coins and cups, in text Sw, Cl, Co, Cu; the piquet
+    pack of French, Sackson and partnership Truc has hearts, diamonds, clubs and
+    spades, in text He, Di, Cl, Sp. SUIT_CLUBS is the clubs of both: a Card is
+    read in its game's pack (the rule set of the game), as its text is.
+    """
 
 SUIT_UNSPECIFIED: Suit.ValueType  # 0
 SUIT_SWORDS: Suit.ValueType  # 1
@@ -45,6 +56,12 @@ SUIT_COINS: Suit.ValueType  # 3
 """Oros: coins."""
 SUIT_CUPS: Suit.ValueType  # 4
 """Copas: cups."""
+SUIT_HEARTS: Suit.ValueType  # 5
+"""Piquet pack only: hearts."""
+SUIT_DIAMONDS: Suit.ValueType  # 6
+"""Piquet pack only: diamonds."""
+SUIT_SPADES: Suit.ValueType  # 7
+"""Piquet pack only: spades."""
 Global___Suit: _TypeAlias = Suit  # noqa: Y015
 
 class _Rank:
@@ -64,9 +81,23 @@ class _RankEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Rank.ValueType],
     RANK_JACK: _Rank.ValueType  # 8
     RANK_KNIGHT: _Rank.ValueType  # 9
     RANK_KING: _Rank.ValueType  # 10
+    RANK_EIGHT: _Rank.ValueType  # 11
+    """Piquet pack only: the eight ("six" in Lanes' French Truc), text 8."""
+    RANK_NINE: _Rank.ValueType  # 12
+    """Piquet pack only: text 9."""
+    RANK_TEN: _Rank.ValueType  # 13
+    """Piquet pack only: the ten, text T."""
+    RANK_QUEEN: _Rank.ValueType  # 14
+    """Piquet pack only: the queen, text Q."""
+    RANK_ACE: _Rank.ValueType  # 15
+    """Piquet pack only: the ace, text A."""
 
 class Rank(_Rank, metaclass=_RankEnumTypeWrapper):
-    """Ranks 1-7, J (sota), N (caballo), K (rey). In text, 1-7, J, N, K."""
+    """Ranks of both packs. The Spanish pack has 1-7, J (sota), N (caballo),
+    K (rey), in text 1-7, J, N, K; its ace is RANK_ONE. The piquet pack has
+    7, 8, 9, T (ten), J, Q, K, A: it shares RANK_SEVEN, RANK_JACK and
+    RANK_KING, and its ace is RANK_ACE.
+    """
 
 RANK_UNSPECIFIED: Rank.ValueType  # 0
 RANK_ONE: Rank.ValueType  # 1
@@ -79,12 +110,25 @@ RANK_SEVEN: Rank.ValueType  # 7
 RANK_JACK: Rank.ValueType  # 8
 RANK_KNIGHT: Rank.ValueType  # 9
 RANK_KING: Rank.ValueType  # 10
+RANK_EIGHT: Rank.ValueType  # 11
+"""Piquet pack only: the eight ("six" in Lanes' French Truc), text 8."""
+RANK_NINE: Rank.ValueType  # 12
+"""Piquet pack only: text 9."""
+RANK_TEN: Rank.ValueType  # 13
+"""Piquet pack only: the ten, text T."""
+RANK_QUEEN: Rank.ValueType  # 14
+"""Piquet pack only: the queen, text Q."""
+RANK_ACE: Rank.ValueType  # 15
+"""Piquet pack only: the ace, text A."""
 Global___Rank: _TypeAlias = Rank  # noqa: Y015
 
 @_typing.final
 class Card(_message.Message):
-    """One card of the 40-card pack, e.g. the Espasa is {suit: SUIT_SWORDS, rank: RANK_ONE}
-    and is written "1Sw". JCo and NCl are the périques.
+    """One card, e.g. the Espasa is {suit: SUIT_SWORDS, rank: RANK_ONE} and is
+    written "1Sw" (JCo and NCl are the périques); the seven of hearts of the
+    piquet pack is {suit: SUIT_HEARTS, rank: RANK_SEVEN}, "7He". A game accepts
+    only the cards of its own pack; another pack's card is refused as not in
+    hand (CARD_NOT_IN_HAND).
     """
 
     DESCRIPTOR: _descriptor.Descriptor

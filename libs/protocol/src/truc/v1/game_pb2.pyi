@@ -84,6 +84,23 @@ class _CallEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Call.ValueType],
     CALL_ACCEPT: _Call.ValueType  # 20
     """Answers to a raise or a challenge."""
     CALL_FOLD: _Call.ValueType  # 21
+    CALL_RAISE: _Call.ValueType  # 22
+    """French, Sackson and partnership Truc (variants.md V2.3, V3): raise the
+    stake at one's turn, before playing a card: 1 -> 2, then +2 (French,
+    partnership) or doubled (Sackson). The opponent (in partnership Truc the
+    opposing governor) answers CALL_ACCEPT or CALL_FOLD.
+    """
+    CALL_MON_RESTE: _Call.ValueType  # 23
+    """French, Sackson and partnership Truc (V2.4): jump the stake to what the
+    caller's side still needs to win the game. Answered CALL_FOLD (the caller
+    scores the stake before it) or CALL_MON_RESTE (the hand decides the game).
+    """
+    CALL_PROPOSE_REDEAL: _Call.ValueType  # 24
+    """French, Sackson and partnership Truc (V2.5): eldest, at its first turn,
+    proposes a redeal; the dealer answers CALL_ACCEPT or CALL_REFUSE.
+    """
+    CALL_REFUSE: _Call.ValueType  # 25
+    """The dealer refuses a proposed redeal: play goes on with the dealt hands."""
 
 class Call(_Call, metaclass=_CallEnumTypeWrapper):
     """Every call of the game (§5, §6), by its name in the rules."""
@@ -116,6 +133,23 @@ CALL_BALOU_PARTIDO: Call.ValueType  # 19
 CALL_ACCEPT: Call.ValueType  # 20
 """Answers to a raise or a challenge."""
 CALL_FOLD: Call.ValueType  # 21
+CALL_RAISE: Call.ValueType  # 22
+"""French, Sackson and partnership Truc (variants.md V2.3, V3): raise the
+stake at one's turn, before playing a card: 1 -> 2, then +2 (French,
+partnership) or doubled (Sackson). The opponent (in partnership Truc the
+opposing governor) answers CALL_ACCEPT or CALL_FOLD.
+"""
+CALL_MON_RESTE: Call.ValueType  # 23
+"""French, Sackson and partnership Truc (V2.4): jump the stake to what the
+caller's side still needs to win the game. Answered CALL_FOLD (the caller
+scores the stake before it) or CALL_MON_RESTE (the hand decides the game).
+"""
+CALL_PROPOSE_REDEAL: Call.ValueType  # 24
+"""French, Sackson and partnership Truc (V2.5): eldest, at its first turn,
+proposes a redeal; the dealer answers CALL_ACCEPT or CALL_REFUSE.
+"""
+CALL_REFUSE: Call.ValueType  # 25
+"""The dealer refuses a proposed redeal: play goes on with the dealt hands."""
 Global___Call: _TypeAlias = Call  # noqa: Y015
 
 class _Signal:
@@ -131,6 +165,16 @@ class _SignalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Signal.ValueTy
     SIGNAL_MANILLA_CO: _Signal.ValueType  # 4
     SIGNAL_TRES: _Signal.ValueType  # 5
     SIGNAL_DUS: _Signal.ValueType  # 6
+    SIGNAL_SEVEN: _Signal.ValueType  # 7
+    """partnership_truc (V4.5), from the governor's partner: I hold a 7 (a smile)."""
+    SIGNAL_EIGHT: _Signal.ValueType  # 8
+    """partnership_truc: I hold an 8 (a wink)."""
+    SIGNAL_ACE: _Signal.ValueType  # 9
+    """partnership_truc: I hold an ace (a shrug)."""
+    SIGNAL_AS: _Signal.ValueType  # 10
+    """catalan_truc (V5.4): I hold an ace (a 1). Catalan Truc also has
+    SIGNAL_TRES and SIGNAL_DUS.
+    """
 
 class Signal(_Signal, metaclass=_SignalEnumTypeWrapper):
     """A true signal to one's team about a card held (§7.1)."""
@@ -142,6 +186,16 @@ SIGNAL_MANILLA_SW: Signal.ValueType  # 3
 SIGNAL_MANILLA_CO: Signal.ValueType  # 4
 SIGNAL_TRES: Signal.ValueType  # 5
 SIGNAL_DUS: Signal.ValueType  # 6
+SIGNAL_SEVEN: Signal.ValueType  # 7
+"""partnership_truc (V4.5), from the governor's partner: I hold a 7 (a smile)."""
+SIGNAL_EIGHT: Signal.ValueType  # 8
+"""partnership_truc: I hold an 8 (a wink)."""
+SIGNAL_ACE: Signal.ValueType  # 9
+"""partnership_truc: I hold an ace (a shrug)."""
+SIGNAL_AS: Signal.ValueType  # 10
+"""catalan_truc (V5.4): I hold an ace (a 1). Catalan Truc also has
+SIGNAL_TRES and SIGNAL_DUS.
+"""
 Global___Signal: _TypeAlias = Signal  # noqa: Y015
 
 class _Directive:
@@ -157,6 +211,15 @@ class _DirectiveEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Directive.V
     DIRECTIVE_EMBIDE: _Directive.ValueType  # 4
     DIRECTIVE_TRUC: _Directive.ValueType  # 5
     DIRECTIVE_STAY_QUIET: _Directive.ValueType  # 6
+    DIRECTIVE_PLAY_SEVEN: _Directive.ValueType  # 7
+    """partnership_truc (V4.5), from a governor to its partner, binding: the
+    partner's next card must be a 7 if it holds one. DIRECTIVE_PLAY_LOW is
+    binding there too (one of the partner's lowest cards).
+    """
+    DIRECTIVE_LEAVE_IT_TO_ME: _Directive.ValueType  # 8
+    """partnership_truc, binding: the partner's next card must be one of its
+    lowest-ranked cards.
+    """
 
 class Directive(_Directive, metaclass=_DirectiveEnumTypeWrapper):
     """A captain's advice to the team (§7.1)."""
@@ -168,6 +231,15 @@ DIRECTIVE_PLAY_LOW: Directive.ValueType  # 3
 DIRECTIVE_EMBIDE: Directive.ValueType  # 4
 DIRECTIVE_TRUC: Directive.ValueType  # 5
 DIRECTIVE_STAY_QUIET: Directive.ValueType  # 6
+DIRECTIVE_PLAY_SEVEN: Directive.ValueType  # 7
+"""partnership_truc (V4.5), from a governor to its partner, binding: the
+partner's next card must be a 7 if it holds one. DIRECTIVE_PLAY_LOW is
+binding there too (one of the partner's lowest cards).
+"""
+DIRECTIVE_LEAVE_IT_TO_ME: Directive.ValueType  # 8
+"""partnership_truc, binding: the partner's next card must be one of its
+lowest-ranked cards.
+"""
 Global___Directive: _TypeAlias = Directive  # noqa: Y015
 
 class _Phase:
@@ -225,6 +297,14 @@ class _PromptEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Prompt.ValueTy
     """The challenger answers ALIMIDOU_CANTAR or ALIBARESTOU_CON_FLOR."""
     PROMPT_TRUC_ANSWER: _Prompt.ValueType  # 7
     """Answer a truc call: ACCEPT, FOLD or the next rung."""
+    PROMPT_RAISE_ANSWER: _Prompt.ValueType  # 8
+    """French, Sackson, partnership and Catalan Truc: answer the pending raise
+    (CALL_RAISE, CALL_TRUC, CALL_RETRUC) with CALL_ACCEPT or CALL_FOLD.
+    """
+    PROMPT_MON_RESTE_ANSWER: _Prompt.ValueType  # 9
+    """Answer a CALL_MON_RESTE with CALL_FOLD or CALL_MON_RESTE."""
+    PROMPT_REDEAL_ANSWER: _Prompt.ValueType  # 10
+    """The dealer answers a CALL_PROPOSE_REDEAL with CALL_ACCEPT or CALL_REFUSE."""
 
 class Prompt(_Prompt, metaclass=_PromptEnumTypeWrapper):
     """What the seat in `to_act` is being asked."""
@@ -244,6 +324,14 @@ PROMPT_FLOR_CHALLENGER: Prompt.ValueType  # 6
 """The challenger answers ALIMIDOU_CANTAR or ALIBARESTOU_CON_FLOR."""
 PROMPT_TRUC_ANSWER: Prompt.ValueType  # 7
 """Answer a truc call: ACCEPT, FOLD or the next rung."""
+PROMPT_RAISE_ANSWER: Prompt.ValueType  # 8
+"""French, Sackson, partnership and Catalan Truc: answer the pending raise
+(CALL_RAISE, CALL_TRUC, CALL_RETRUC) with CALL_ACCEPT or CALL_FOLD.
+"""
+PROMPT_MON_RESTE_ANSWER: Prompt.ValueType  # 9
+"""Answer a CALL_MON_RESTE with CALL_FOLD or CALL_MON_RESTE."""
+PROMPT_REDEAL_ANSWER: Prompt.ValueType  # 10
+"""The dealer answers a CALL_PROPOSE_REDEAL with CALL_ACCEPT or CALL_REFUSE."""
 Global___Prompt: _TypeAlias = Prompt  # noqa: Y015
 
 class _PeriqueTrickRank:
@@ -309,6 +397,95 @@ CUT_MODE_AUTOMATIC: CutMode.ValueType  # 1
 CUT_MODE_CUTTER: CutMode.ValueType  # 2
 """Each hand starts with the cutter's cut_deck action."""
 Global___CutMode: _TypeAlias = CutMode  # noqa: Y015
+
+class _RuleSet:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RuleSetEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RuleSet.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RULE_SET_UNSPECIFIED: _RuleSet.ValueType  # 0
+    """Means RULE_SET_TRUC_Y_FLOU, so that clients written before the other rule
+    sets existed keep creating and reading Truc y Flou games.
+    """
+    RULE_SET_TRUC_Y_FLOU: _RuleSet.ValueType  # 1
+    """Truc y Flou (the player's guide): six seats, two teams of three, the
+    embit, the flor and the truc ladder. The default.
+    """
+    RULE_SET_FRENCH_TRUC: _RuleSet.ValueType  # 2
+    """French Truc of Lanes and Sackson: two players, the piquet pack, raises of
+    +2 (CALL_RAISE), CALL_MON_RESTE, the redeal; 12 points a game.
+    """
+    RULE_SET_SACKSON_TRUC: _RuleSet.ValueType  # 3
+    """Sackson's doubling variant: as French Truc, but every raise doubles the
+    stake and a game is 16 points.
+    """
+    RULE_SET_PARTNERSHIP_TRUC: _RuleSet.ValueType  # 4
+    """Four players in partnerships (seats 0, 2 against 1, 3) with governors:
+    the dealer and eldest answer raises for their sides; signals and
+    binding instructions between partners.
+    """
+    RULE_SET_CATALAN_TRUC: _RuleSet.ValueType  # 5
+    """Catalan Truc: the Spanish pack, TRUC (2) and RETRUC (3), four players in
+    partnerships or two (RuleOptions.seats).
+    """
+
+class RuleSet(_RuleSet, metaclass=_RuleSetEnumTypeWrapper):
+    """The rule options of a table. Zero values mean the documented defaults.
+    The game of the family a table plays (variants.md). Each has its own deck,
+    seats and calls; every other message works the same for all of them.
+    """
+
+RULE_SET_UNSPECIFIED: RuleSet.ValueType  # 0
+"""Means RULE_SET_TRUC_Y_FLOU, so that clients written before the other rule
+sets existed keep creating and reading Truc y Flou games.
+"""
+RULE_SET_TRUC_Y_FLOU: RuleSet.ValueType  # 1
+"""Truc y Flou (the player's guide): six seats, two teams of three, the
+embit, the flor and the truc ladder. The default.
+"""
+RULE_SET_FRENCH_TRUC: RuleSet.ValueType  # 2
+"""French Truc of Lanes and Sackson: two players, the piquet pack, raises of
++2 (CALL_RAISE), CALL_MON_RESTE, the redeal; 12 points a game.
+"""
+RULE_SET_SACKSON_TRUC: RuleSet.ValueType  # 3
+"""Sackson's doubling variant: as French Truc, but every raise doubles the
+stake and a game is 16 points.
+"""
+RULE_SET_PARTNERSHIP_TRUC: RuleSet.ValueType  # 4
+"""Four players in partnerships (seats 0, 2 against 1, 3) with governors:
+the dealer and eldest answer raises for their sides; signals and
+binding instructions between partners.
+"""
+RULE_SET_CATALAN_TRUC: RuleSet.ValueType  # 5
+"""Catalan Truc: the Spanish pack, TRUC (2) and RETRUC (3), four players in
+partnerships or two (RuleOptions.seats).
+"""
+Global___RuleSet: _TypeAlias = RuleSet  # noqa: Y015
+
+class _TrickOrder:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TrickOrderEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TrickOrder.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TRICK_ORDER_UNSPECIFIED: _TrickOrder.ValueType  # 0
+    """Means TRICK_ORDER_SEVEN_EIGHT."""
+    TRICK_ORDER_SEVEN_EIGHT: _TrickOrder.ValueType  # 1
+    """7 8 A K Q J T 9, highest first (the default)."""
+    TRICK_ORDER_SEVEN_ACE: _TrickOrder.ValueType  # 2
+    """The regional order 7 A K Q J T 9 8."""
+
+class TrickOrder(_TrickOrder, metaclass=_TrickOrderEnumTypeWrapper):
+    """The trick order of the piquet-pack rule sets (variants.md V2.1)."""
+
+TRICK_ORDER_UNSPECIFIED: TrickOrder.ValueType  # 0
+"""Means TRICK_ORDER_SEVEN_EIGHT."""
+TRICK_ORDER_SEVEN_EIGHT: TrickOrder.ValueType  # 1
+"""7 8 A K Q J T 9, highest first (the default)."""
+TRICK_ORDER_SEVEN_ACE: TrickOrder.ValueType  # 2
+"""The regional order 7 A K Q J T 9 8."""
+Global___TrickOrder: _TypeAlias = TrickOrder  # noqa: Y015
 
 class _Contest:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -386,7 +563,9 @@ Global___HandEnd: _TypeAlias = HandEnd  # noqa: Y015
 
 @_typing.final
 class RuleOptions(_message.Message):
-    """The rule options of a table. Zero values mean the documented defaults."""
+    """The rule options of a table. Fields 1-5 are Truc y Flou's; a rule set
+    refuses a set option it does not have (INVALID_ARGUMENT).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -397,6 +576,9 @@ class RuleOptions(_message.Message):
     CUT_FIELD_NUMBER: _builtins.int
     TARGET_SCORE_FIELD_NUMBER: _builtins.int
     MANCHES_TO_WIN_FIELD_NUMBER: _builtins.int
+    RULE_SET_FIELD_NUMBER: _builtins.int
+    TRICK_ORDER_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
     perique_trick_rank: Global___PeriqueTrickRank.ValueType
     play_out_all_tricks: _builtins.bool
     """§3.6: play all three tricks even once the hand is decided."""
@@ -405,9 +587,20 @@ class RuleOptions(_message.Message):
     responder: Global___Responder.ValueType
     cut: Global___CutMode.ValueType
     target_score: _builtins.int
-    """Points that win a manche; 0 means 25."""
+    """Points that win a manche (a game); 0 means the rule set's own: 25 in Truc
+    y Flou, 12 in French, partnership and Catalan Truc, 16 in Sackson's.
+    """
     manches_to_win: _builtins.int
     """Manches that win the match; 0 means 2 (best of three)."""
+    rule_set: Global___RuleSet.ValueType
+    """The game of the family; unspecified means Truc y Flou."""
+    trick_order: Global___TrickOrder.ValueType
+    """French, Sackson and partnership Truc only: the trick order."""
+    seats: _builtins.int
+    """Catalan Truc only: 4 (two partnerships, the default) or 2; 0 means the
+    rule set's own. Every other rule set has a fixed table (Truc y Flou 6,
+    French and Sackson 2, partnership 4) and refuses another value.
+    """
     def __init__(
         self,
         *,
@@ -418,10 +611,13 @@ class RuleOptions(_message.Message):
         cut: Global___CutMode.ValueType = ...,
         target_score: _builtins.int = ...,
         manches_to_win: _builtins.int = ...,
+        rule_set: Global___RuleSet.ValueType = ...,
+        trick_order: Global___TrickOrder.ValueType = ...,
+        seats: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ace_value", b"ace_value", "cut", b"cut", "manches_to_win", b"manches_to_win", "perique_trick_rank", b"perique_trick_rank", "play_out_all_tricks", b"play_out_all_tricks", "responder", b"responder", "target_score", b"target_score"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ace_value", b"ace_value", "cut", b"cut", "manches_to_win", b"manches_to_win", "perique_trick_rank", b"perique_trick_rank", "play_out_all_tricks", b"play_out_all_tricks", "responder", b"responder", "rule_set", b"rule_set", "seats", b"seats", "target_score", b"target_score", "trick_order", b"trick_order"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -723,7 +919,11 @@ Global___FlorExchange: _TypeAlias = FlorExchange  # noqa: Y015
 
 @_typing.final
 class TrucCall(_message.Message):
-    """A truc call waiting for its answer."""
+    """A truc call waiting for its answer.
+    A call waiting for its answer: a truc call in Truc y Flou; a raise
+    (CALL_RAISE, CALL_TRUC, CALL_RETRUC), CALL_MON_RESTE or
+    CALL_PROPOSE_REDEAL in the other rule sets.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -789,6 +989,7 @@ class SeatInfo(_message.Message):
     PLAYER_FIELD_NUMBER: _builtins.int
     HAND_SIZE_FIELD_NUMBER: _builtins.int
     SHOWN_FIELD_NUMBER: _builtins.int
+    GOVERNOR_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     team: Global___Team.ValueType
     captain: _builtins.bool
@@ -796,6 +997,10 @@ class SeatInfo(_message.Message):
     """The player holding the seat."""
     hand_size: _builtins.int
     """Cards still held."""
+    governor: _builtins.bool
+    """partnership_truc: the seat governs its side this hand (the dealer and
+    eldest): only governors answer raises and concede.
+    """
     @_builtins.property
     def shown(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]:
         """Cards it still holds that a showdown revealed."""
@@ -809,10 +1014,11 @@ class SeatInfo(_message.Message):
         player: _builtins.str = ...,
         hand_size: _builtins.int = ...,
         shown: _abc.Iterable[_cards_pb2.Card] | None = ...,
+        governor: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["captain", b"captain", "hand_size", b"hand_size", "player", b"player", "seat", b"seat", "shown", b"shown", "team", b"team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["captain", b"captain", "governor", b"governor", "hand_size", b"hand_size", "player", b"player", "seat", b"seat", "shown", b"shown", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -864,6 +1070,12 @@ class GameView(_message.Message):
     DEADLINE_FIELD_NUMBER: _builtins.int
     ETAG_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
+    RULE_SET_FIELD_NUMBER: _builtins.int
+    SEAT_COUNT_FIELD_NUMBER: _builtins.int
+    GOVERNORS_FIELD_NUMBER: _builtins.int
+    INSTRUCTION_FIELD_NUMBER: _builtins.int
+    MON_RESTE_FIELD_NUMBER: _builtins.int
+    REDEAL_PROPOSED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The game's resource name, "games/{game}"."""
     seat: _builtins.int
@@ -885,9 +1097,13 @@ class GameView(_message.Message):
     embit_value: _builtins.int
     flor_value: _builtins.int
     stake: _builtins.int
-    """What the hand is worth now; 0 means the manche (BALOU_PARTIDO accepted)."""
+    """What the hand is worth now; 0 means the manche (BALOU_PARTIDO accepted,
+    or MON_RESTE answered with MON_RESTE).
+    """
     stake_call: Global___Call.ValueType
-    """The last accepted truc call, CALL_UNSPECIFIED if none."""
+    """The last accepted truc call or raise (CALL_RAISE, CALL_TRUC, ...),
+    CALL_UNSPECIFIED if none.
+    """
     last_raiser: Global___Team.ValueType
     """The team whose truc call was accepted last: it may not raise it (§6.2)."""
     hand_decided: _builtins.bool
@@ -897,6 +1113,23 @@ class GameView(_message.Message):
     hand_winner: Global___Team.ValueType
     etag: _builtins.str
     """The game's version; pass it back as SubmitActionRequest.etag."""
+    rule_set: Global___RuleSet.ValueType
+    """The game of the family this table plays (never unspecified in a view)."""
+    seat_count: _builtins.int
+    """Seats at the table: 6, 4 or 2."""
+    instruction: Global___Directive.ValueType
+    """partnership_truc: the instruction binding the viewer's next card
+    (DIRECTIVE_PLAY_SEVEN, DIRECTIVE_PLAY_LOW or DIRECTIVE_LEAVE_IT_TO_ME),
+    unspecified when none does; legal_actions already obeys it.
+    """
+    mon_reste: _builtins.bool
+    """French, Sackson and partnership Truc: MON_RESTE was answered with
+    MON_RESTE, so this hand decides the game (stake is then 0).
+    """
+    redeal_proposed: _builtins.bool
+    """French, Sackson and partnership Truc: a redeal was proposed this hand
+    (none more may be).
+    """
     @_builtins.property
     def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
         """The viewer's legal actions now (signals and directives included)."""
@@ -961,6 +1194,10 @@ class GameView(_message.Message):
         SubmitAction and WatchGame responses, which carry their own events.
         """
 
+    @_builtins.property
+    def governors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """partnership_truc: this hand's governors, the dealer and eldest."""
+
     def __init__(
         self,
         *,
@@ -1002,10 +1239,16 @@ class GameView(_message.Message):
         deadline: _timestamp_pb2.Timestamp | None = ...,
         etag: _builtins.str = ...,
         events: _abc.Iterable[Global___Event] | None = ...,
+        rule_set: Global___RuleSet.ValueType = ...,
+        seat_count: _builtins.int = ...,
+        governors: _abc.Iterable[_builtins.int] | None = ...,
+        instruction: Global___Directive.ValueType = ...,
+        mon_reste: _builtins.bool = ...,
+        redeal_proposed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_embit_value", b"_embit_value", "_flor_value", b"_flor_value", "_seat", b"_seat", "_to_act", b"_to_act", "current_trick", b"current_trick", "deadline", b"deadline", "embit", b"embit", "embit_value", b"embit_value", "flor_value", b"flor_value", "manches", b"manches", "options", b"options", "scores", b"scores", "seat", b"seat", "to_act", b"to_act", "truc_call", b"truc_call"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_embit_value", b"_embit_value", "_flor_value", b"_flor_value", "_seat", b"_seat", "_to_act", b"_to_act", "belle", b"belle", "current_trick", b"current_trick", "deadline", b"deadline", "dealer", b"dealer", "dealt", b"dealt", "draws", b"draws", "eldest", b"eldest", "embit", b"embit", "embit_value", b"embit_value", "espintou", b"espintou", "etag", b"etag", "events", b"events", "finished", b"finished", "flor_value", b"flor_value", "flors", b"flors", "hand", b"hand", "hand_decided", b"hand_decided", "hand_number", b"hand_number", "hand_winner", b"hand_winner", "hands_played", b"hands_played", "history", b"history", "last_raiser", b"last_raiser", "legal_actions", b"legal_actions", "manches", b"manches", "name", b"name", "options", b"options", "phase", b"phase", "prompt", b"prompt", "scores", b"scores", "seat", b"seat", "seats", b"seats", "signals", b"signals", "stake", b"stake", "stake_call", b"stake_call", "to_act", b"to_act", "tricks", b"tricks", "truc_call", b"truc_call", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_embit_value", b"_embit_value", "_flor_value", b"_flor_value", "_seat", b"_seat", "_to_act", b"_to_act", "belle", b"belle", "current_trick", b"current_trick", "deadline", b"deadline", "dealer", b"dealer", "dealt", b"dealt", "draws", b"draws", "eldest", b"eldest", "embit", b"embit", "embit_value", b"embit_value", "espintou", b"espintou", "etag", b"etag", "events", b"events", "finished", b"finished", "flor_value", b"flor_value", "flors", b"flors", "governors", b"governors", "hand", b"hand", "hand_decided", b"hand_decided", "hand_number", b"hand_number", "hand_winner", b"hand_winner", "hands_played", b"hands_played", "history", b"history", "instruction", b"instruction", "last_raiser", b"last_raiser", "legal_actions", b"legal_actions", "manches", b"manches", "mon_reste", b"mon_reste", "name", b"name", "options", b"options", "phase", b"phase", "prompt", b"prompt", "redeal_proposed", b"redeal_proposed", "rule_set", b"rule_set", "scores", b"scores", "seat", b"seat", "seat_count", b"seat_count", "seats", b"seats", "signals", b"signals", "stake", b"stake", "stake_call", b"stake_call", "to_act", b"to_act", "tricks", b"tricks", "truc_call", b"truc_call", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__embit_value: _TypeAlias = _typing.Literal["embit_value"]  # noqa: Y015
     _WhichOneofArgType__embit_value: _TypeAlias = _typing.Literal["_embit_value", b"_embit_value"]  # noqa: Y015
@@ -1128,6 +1371,7 @@ class HandStarted(_message.Message):
     dealer: _builtins.int
     eldest: _builtins.int
     cutter: _builtins.int
+    """The seat that cuts; -1 in the rule sets without a cut (all but Truc y Flou)."""
     manche: _builtins.int
     """1, 2 or 3."""
     belle: _builtins.bool

@@ -81,7 +81,10 @@ class CreateGameRequest(_message.Message):
     """Skip the draw for first deal and start with this dealer."""
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """The six players, seat 0 to seat 5 (team A: seats 0, 2, 4; captains 0, 3)."""
+        """The players, seat 0 first: six in Truc y Flou (team A: seats 0, 2, 4;
+        captains 0, 3), four in partnership and Catalan Truc (team A: 0, 2), two
+        otherwise (team A: seat 0). Teams alternate around the table.
+        """
 
     @_builtins.property
     def options(self) -> _game_pb2.RuleOptions: ...

@@ -116,13 +116,15 @@ class GameServiceServicer:
     """
 
     def CreateGame(self, request, context):
-        """Creates a game for six seated players. Called by the lobby (a token with
+        """Creates a game for its seated players: six for Truc y Flou, four for
+        partnership and Catalan Truc, two for French, Sackson and two-seat
+        Catalan Truc (options.rule_set, options.seats). Called by the lobby (a token with
         the "lobby" role). Idempotent for a given game_id: a repeat with the same
         players and turn_seconds answers with the game as it is now and creates
         nothing (the lobby names each table's game and retries a create whose
         answer it lost, so a table gets one game). Errors: UNAUTHENTICATED,
-        PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not six distinct
-        players, bad options, fixed deals without the server's test flag),
+        PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not as many distinct
+        players as the rule set has seats, bad options, fixed deals without the server's test flag),
         ALREADY_EXISTS (GAME_EXISTS: game_id taken by other players), UNAVAILABLE.
 
         REST: `POST /v1/games` with the request as the JSON body.

@@ -62,13 +62,15 @@ class GameServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> GameServiceAsyncStub: ...
     CreateGame: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.CreateGameRequest, _game_service_pb2.CreateGameResponse]
-    """Creates a game for six seated players. Called by the lobby (a token with
+    """Creates a game for its seated players: six for Truc y Flou, four for
+    partnership and Catalan Truc, two for French, Sackson and two-seat
+    Catalan Truc (options.rule_set, options.seats). Called by the lobby (a token with
     the "lobby" role). Idempotent for a given game_id: a repeat with the same
     players and turn_seconds answers with the game as it is now and creates
     nothing (the lobby names each table's game and retries a create whose
     answer it lost, so a table gets one game). Errors: UNAUTHENTICATED,
-    PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not six distinct
-    players, bad options, fixed deals without the server's test flag),
+    PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not as many distinct
+    players as the rule set has seats, bad options, fixed deals without the server's test flag),
     ALREADY_EXISTS (GAME_EXISTS: game_id taken by other players), UNAVAILABLE.
 
     REST: `POST /v1/games` with the request as the JSON body.
@@ -143,13 +145,15 @@ class GameServiceAsyncStub(GameServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateGame: _aio.UnaryUnaryMultiCallable[_game_service_pb2.CreateGameRequest, _game_service_pb2.CreateGameResponse]  # type: ignore[assignment]
-    """Creates a game for six seated players. Called by the lobby (a token with
+    """Creates a game for its seated players: six for Truc y Flou, four for
+    partnership and Catalan Truc, two for French, Sackson and two-seat
+    Catalan Truc (options.rule_set, options.seats). Called by the lobby (a token with
     the "lobby" role). Idempotent for a given game_id: a repeat with the same
     players and turn_seconds answers with the game as it is now and creates
     nothing (the lobby names each table's game and retries a create whose
     answer it lost, so a table gets one game). Errors: UNAUTHENTICATED,
-    PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not six distinct
-    players, bad options, fixed deals without the server's test flag),
+    PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not as many distinct
+    players as the rule set has seats, bad options, fixed deals without the server's test flag),
     ALREADY_EXISTS (GAME_EXISTS: game_id taken by other players), UNAVAILABLE.
 
     REST: `POST /v1/games` with the request as the JSON body.
@@ -227,13 +231,15 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _game_service_pb2.CreateGameRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_game_service_pb2.CreateGameResponse, _abc.Awaitable[_game_service_pb2.CreateGameResponse]]:
-        """Creates a game for six seated players. Called by the lobby (a token with
+        """Creates a game for its seated players: six for Truc y Flou, four for
+        partnership and Catalan Truc, two for French, Sackson and two-seat
+        Catalan Truc (options.rule_set, options.seats). Called by the lobby (a token with
         the "lobby" role). Idempotent for a given game_id: a repeat with the same
         players and turn_seconds answers with the game as it is now and creates
         nothing (the lobby names each table's game and retries a create whose
         answer it lost, so a table gets one game). Errors: UNAUTHENTICATED,
-        PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not six distinct
-        players, bad options, fixed deals without the server's test flag),
+        PERMISSION_DENIED (LOBBY_ONLY), INVALID_ARGUMENT (not as many distinct
+        players as the rule set has seats, bad options, fixed deals without the server's test flag),
         ALREADY_EXISTS (GAME_EXISTS: game_id taken by other players), UNAVAILABLE.
 
         REST: `POST /v1/games` with the request as the JSON body.

@@ -117,8 +117,8 @@ Global___Assignment: _TypeAlias = Assignment  # noqa: Y015
 
 @_typing.final
 class Ticket(_message.Message):
-    """A request to be seated: one player, or a party of two or three friends who
-    must sit on one team.
+    """A request to be seated: one player, or a party of friends (up to the team
+    size of the rule set) who must sit on one team.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -134,6 +134,8 @@ class Ticket(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     TEAM_FIELD_NUMBER: _builtins.int
     GAME_TOKEN_FIELD_NUMBER: _builtins.int
+    RULE_SET_FIELD_NUMBER: _builtins.int
+    SEAT_COUNT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """"tickets/{ticket}"."""
     state: Global___TicketState.ValueType
@@ -146,6 +148,10 @@ class Ticket(_message.Message):
     team: _game_pb2.Team.ValueType
     game_token: _builtins.str
     """Set once matched: a bearer token for the game service naming the caller."""
+    rule_set: _game_pb2.RuleSet.ValueType
+    """The ticket's rule set (options.rule_set, never unspecified here)."""
+    seat_count: _builtins.int
+    """Seats at the table this ticket waits for: 6, 4 or 2."""
     @_builtins.property
     def members(self) -> _containers.RepeatedCompositeFieldContainer[Global___TicketMember]:
         """The leader first."""
@@ -158,7 +164,7 @@ class Ticket(_message.Message):
     def create_time(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
     def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___Assignment]:
-        """Set once matched: the six seats."""
+        """Set once matched: every seat of the table."""
 
     def __init__(
         self,
@@ -174,10 +180,12 @@ class Ticket(_message.Message):
         seat: _builtins.int = ...,
         team: _game_pb2.Team.ValueType = ...,
         game_token: _builtins.str = ...,
+        rule_set: _game_pb2.RuleSet.ValueType = ...,
+        seat_count: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "game", b"game", "game_token", b"game_token", "leader", b"leader", "members", b"members", "name", b"name", "options", b"options", "seat", b"seat", "state", b"state", "table", b"table", "team", b"team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "game", b"game", "game_token", b"game_token", "leader", b"leader", "members", b"members", "name", b"name", "options", b"options", "rule_set", b"rule_set", "seat", b"seat", "seat_count", b"seat_count", "state", b"state", "table", b"table", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -196,6 +204,8 @@ class GameSummary(_message.Message):
     WINNER_FIELD_NUMBER: _builtins.int
     END_TIME_FIELD_NUMBER: _builtins.int
     RATING_CHANGE_FIELD_NUMBER: _builtins.int
+    RULE_SET_FIELD_NUMBER: _builtins.int
+    SEAT_COUNT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """"games/{game}": its log is GameService.GetGame's."""
     seat: _builtins.int
@@ -207,9 +217,13 @@ class GameSummary(_message.Message):
     """
     rating_change: _builtins.float
     """How the game moved the caller's rating (0 when it was not rated)."""
+    rule_set: _game_pb2.RuleSet.ValueType
+    """The game's rule set; ratings and history are kept per rule set."""
+    seat_count: _builtins.int
+    """Seats at the table: 6, 4 or 2."""
     @_builtins.property
     def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___Assignment]:
-        """The six seats."""
+        """Every seat of the table."""
 
     @_builtins.property
     def end_time(self) -> _timestamp_pb2.Timestamp: ...
@@ -223,10 +237,12 @@ class GameSummary(_message.Message):
         winner: _game_pb2.Team.ValueType = ...,
         end_time: _timestamp_pb2.Timestamp | None = ...,
         rating_change: _builtins.float = ...,
+        rule_set: _game_pb2.RuleSet.ValueType = ...,
+        seat_count: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "name", b"name", "rating_change", b"rating_change", "seat", b"seat", "table", b"table", "team", b"team", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "name", b"name", "rating_change", b"rating_change", "rule_set", b"rule_set", "seat", b"seat", "seat_count", b"seat_count", "table", b"table", "team", b"team", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -83,10 +83,17 @@ class CreateTicketRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def party(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """For a party: the other members' player ids (at most two). Empty: alone."""
+        """For a party: the other members' player ids (at most the team size less
+        one: two in Truc y Flou, one in a 2 v 2 rule set, none in 1 v 1). Empty:
+        alone.
+        """
 
     @_builtins.property
-    def options(self) -> _game_pb2.RuleOptions: ...
+    def options(self) -> _game_pb2.RuleOptions:
+        """The table's rules; options.rule_set chooses the game (unspecified: Truc
+        y Flou). Options the rule set does not have are INVALID_ARGUMENT.
+        """
+
     def __init__(
         self,
         *,

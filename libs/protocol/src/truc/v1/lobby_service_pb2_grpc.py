@@ -26,8 +26,10 @@ if _version_not_supported:
 
 
 class LobbyServiceStub:
-    """LobbyService turns players and parties into six-seat games: two teams of
-    three, parties kept on one team, teams balanced by rating, empty seats
+    """LobbyService turns players and parties into games of every rule set, queued
+    per rule set and table size: 3 v 3 (Truc y Flou), 2 v 2 (partnership Truc,
+    Catalan Truc), 1 v 1 (French, Sackson and two-seat Catalan Truc); parties
+    up to the team size kept on one team, teams balanced by rating, empty seats
     filled by bots after a wait. Stateless like GameService: tickets and the
     queue live in Redis, and any replica serves any call.
 
@@ -95,8 +97,10 @@ class LobbyServiceStub:
 
 
 class LobbyServiceServicer:
-    """LobbyService turns players and parties into six-seat games: two teams of
-    three, parties kept on one team, teams balanced by rating, empty seats
+    """LobbyService turns players and parties into games of every rule set, queued
+    per rule set and table size: 3 v 3 (Truc y Flou), 2 v 2 (partnership Truc,
+    Catalan Truc), 1 v 1 (French, Sackson and two-seat Catalan Truc); parties
+    up to the team size kept on one team, teams balanced by rating, empty seats
     filled by bots after a wait. Stateless like GameService: tickets and the
     queue live in Redis, and any replica serves any call.
 
@@ -251,8 +255,10 @@ def add_LobbyServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class LobbyService:
-    """LobbyService turns players and parties into six-seat games: two teams of
-    three, parties kept on one team, teams balanced by rating, empty seats
+    """LobbyService turns players and parties into games of every rule set, queued
+    per rule set and table size: 3 v 3 (Truc y Flou), 2 v 2 (partnership Truc,
+    Catalan Truc), 1 v 1 (French, Sackson and two-seat Catalan Truc); parties
+    up to the team size kept on one team, teams balanced by rating, empty seats
     filled by bots after a wait. Stateless like GameService: tickets and the
     queue live in Redis, and any replica serves any call.
 

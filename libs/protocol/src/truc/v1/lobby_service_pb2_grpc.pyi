@@ -27,8 +27,10 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class LobbyServiceStub:
-    """LobbyService turns players and parties into six-seat games: two teams of
-    three, parties kept on one team, teams balanced by rating, empty seats
+    """LobbyService turns players and parties into games of every rule set, queued
+    per rule set and table size: 3 v 3 (Truc y Flou), 2 v 2 (partnership Truc,
+    Catalan Truc), 1 v 1 (French, Sackson and two-seat Catalan Truc); parties
+    up to the team size kept on one team, teams balanced by rating, empty seats
     filled by bots after a wait. Stateless like GameService: tickets and the
     queue live in Redis, and any replica serves any call.
 
@@ -115,8 +117,10 @@ class LobbyServiceStub:
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
-    """LobbyService turns players and parties into six-seat games: two teams of
-    three, parties kept on one team, teams balanced by rating, empty seats
+    """LobbyService turns players and parties into games of every rule set, queued
+    per rule set and table size: 3 v 3 (Truc y Flou), 2 v 2 (partnership Truc,
+    Catalan Truc), 1 v 1 (French, Sackson and two-seat Catalan Truc); parties
+    up to the team size kept on one team, teams balanced by rating, empty seats
     filled by bots after a wait. Stateless like GameService: tickets and the
     queue live in Redis, and any replica serves any call.
 
@@ -199,8 +203,10 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
-    """LobbyService turns players and parties into six-seat games: two teams of
-    three, parties kept on one team, teams balanced by rating, empty seats
+    """LobbyService turns players and parties into games of every rule set, queued
+    per rule set and table size: 3 v 3 (Truc y Flou), 2 v 2 (partnership Truc,
+    Catalan Truc), 1 v 1 (French, Sackson and two-seat Catalan Truc); parties
+    up to the team size kept on one team, teams balanced by rating, empty seats
     filled by bots after a wait. Stateless like GameService: tickets and the
     queue live in Redis, and any replica serves any call.
 

@@ -30,7 +30,7 @@ from truc_rules.cards import DECK, Card
 from truc_rules.errors import InvalidSetup
 
 from . import actions, events
-from .actions import Call, Directive, Signal
+from .actions import CALLS, DIRECTIVES, SIGNALS, Call, Directive, Signal
 from .events import Event
 from .options import CutMode, Responder, RuleOptions
 from .ranking import PeriqueTrickRank
@@ -56,9 +56,9 @@ __all__ = [
 MAGIC: Final = 0x54  # "T"
 FORMAT_VERSION: Final = 2
 
-_CALLS: Final = tuple(Call)
+_CALLS: Final = CALLS
 _CALL_INDEX: Final = {c: i for i, c in enumerate(_CALLS)}
-_MESSAGES: Final[tuple[Signal | Directive, ...]] = (*Signal, *Directive)
+_MESSAGES: Final[tuple[Signal | Directive, ...]] = (*SIGNALS, *DIRECTIVES)
 _MESSAGE_INDEX: Final = {m: i for i, m in enumerate(_MESSAGES)}
 _PERIQUE: Final = tuple(PeriqueTrickRank)
 _PERIQUE_INDEX: Final = {p: i for i, p in enumerate(_PERIQUE)}

@@ -24,11 +24,13 @@ from typing import Final
 
 from truc_rules.cards import DECK, Card
 from truc_rules.errors import IllegalAction, InvalidSetup, Reason
+from truc_rules.tricks import hand_decision
 
 from .actions import (
     CALL,
     CHOOSE_DEALER,
     DIRECTIVE,
+    DIRECTIVES,
     EMBIT_OPENINGS,
     PLAY,
     SIGNAL,
@@ -73,7 +75,6 @@ from .events import (
 from .options import CutMode, Responder, RuleOptions
 from .ranking import BASTO, ESPASA, trick_class
 from .state import (
-    NOBODY,
     PARTIDO,
     STAKES,
     UNDECIDED,
@@ -127,7 +128,7 @@ _SIGNAL_OF: Final = {
     **{c: Signal.DUS for c in DECK if c % 10 == 1},
 }
 _CUTS: Final = tuple(CutDeck(position) for position in range(1, 40))
-_DIRECTIVES: Final = tuple(DIRECTIVE.values())
+_DIRECTIVES: Final = tuple(DIRECTIVE[d] for d in DIRECTIVES)
 
 
 # --------------------------------------------------------------------------- queries
@@ -472,6 +473,10 @@ def _apply_message(state: GameState, seat: int, action: Action) -> Transition:
         message = action.signal
     else:
         assert isinstance(action, SendDirective)
+        if action.directive not in DIRECTIVES:
+            raise IllegalAction(
+                Reason.NOT_ALLOWED_NOW, f"{action.directive} is not a directive here"
+            )
         if seat not in CAPTAINS:
             raise IllegalAction(Reason.NOT_ALLOWED_NOW, "only captains send directives")
         event = DirectiveSent(seat, action.directive)
@@ -550,24 +555,7 @@ def _complete_trick(state: GameState, events: list[Event]) -> None:
 
 def _hand_decision(tricks: tuple[Trick, ...]) -> int:
     """§3.5: the team that won the hand by these tricks, NOBODY, or UNDECIDED."""
-    results = [t.winner_team for t in tricks]
-    if len(results) < 2:
-        return UNDECIDED
-    first, second = results[0], results[1]
-    if len(results) == 2:
-        if first is None and second is None:
-            return UNDECIDED
-        if first is None:
-            return second  # type: ignore[return-value]
-        if second is None or first == second:
-            return first
-        return UNDECIDED
-    third = results[2]
-    if first is None and second is None:
-        return NOBODY if third is None else third
-    if third is None:
-        return first  # type: ignore[return-value]  # one each, third pardes: the earlier
-    return third
+    return hand_decision([t.winner_team for t in tricks])
 
 
 def _end_hand(

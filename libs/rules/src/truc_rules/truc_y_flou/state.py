@@ -15,6 +15,8 @@ from enum import IntEnum
 from typing import Final
 
 from truc_rules.cards import Card
+from truc_rules.tricks import NOBODY as _NOBODY
+from truc_rules.tricks import UNDECIDED as _UNDECIDED
 
 from .actions import Call, Directive, Signal
 from .options import RuleOptions
@@ -42,9 +44,9 @@ STAKES: Final = (1, 2, 3, 4, 6)
 """What the hand is worth at each stake level below partido (§6.1)."""
 PARTIDO: Final = 5
 """The stake level of BALOU_PARTIDO: the hand's winner wins the manche."""
-UNDECIDED: Final = -1
+UNDECIDED: Final = _UNDECIDED
 """``GameState.decided`` while the tricks have not decided the hand."""
-NOBODY: Final = 2
+NOBODY: Final = _NOBODY
 """``GameState.decided`` when all three tricks were pardes (§3.5)."""
 
 
