@@ -25,7 +25,7 @@ run: $(STAMP)
 ## test: lint, the OpenAPI document, the Kubernetes manifests, the public and rule scenarios,
 ## unit and property tests (and the Node.js client if node is here)
 test: proto-check openapi-check lint k8s-validate node-deps $(STAMP)
-	$(BIN)/truc scenario tests/scenarios/public/*.json tests/scenarios/rules/*.json > /dev/null
+	$(BIN)/truc scenario tests/scenarios/*/*.json > /dev/null
 	$(BIN)/pytest
 
 ## test-unit: the fast unit tests only (no Redis, no servers, no processes): the inner loop
@@ -104,9 +104,9 @@ SOAK_MINUTES ?= 30
 soak: $(STAMP)
 	$(BIN)/python -m truc_chaos soak --minutes $(SOAK_MINUTES) $(ARGS)
 
-## scenarios: run every scenario file and print the result lines
+## scenarios: run every scenario file (every rule set) and print the result lines
 scenarios: $(STAMP)
-	$(BIN)/truc scenario tests/scenarios/public/*.json tests/scenarios/rules/*.json
+	$(BIN)/truc scenario tests/scenarios/*/*.json
 
 venv: $(STAMP)
 

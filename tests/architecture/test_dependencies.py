@@ -10,6 +10,13 @@ The packages, bottom up (each may import only those below it)::
     truc_dev_redis  development only: never imported by a service or library
     truc_chaos      development only (the chaos suite): may import anything, nothing imports it
 
+Inside the rules library, each rule set has one home: ``truc_y_flou/`` and the
+variants.md engine ``family/`` never import each other or a rule set module;
+``french_truc/``, ``sackson_truc/``, ``partnership_truc/`` and
+``catalan_truc/`` import ``family`` and the shared modules (cards, actions,
+events, errors, tricks, rule_set) only; ``registry`` (and what uses it) is the
+one place that knows them all.
+
 Inside the game service: the use cases (service, deadlines, ports, names, the
 in-memory adapter) import neither grpc nor redis, not even through what they
 import; ``api/`` imports no store adapter and no Redis.
@@ -132,6 +139,53 @@ def test_the_rules_library_imports_only_the_standard_library() -> None:
     loaded = loaded_by("truc_rules", "truc_rules.scenario")
     foreign = {n for n in loaded if n not in stdlib and not n.startswith("_")}
     assert foreign <= {"truc_rules"}, f"importing truc_rules loads {sorted(foreign)}"
+
+
+_SHARED_RULES = {"cards", "actions", "events", "errors", "tricks", "rule_set"}
+_RULE_SET_HOMES = {
+    "truc_y_flou": _SHARED_RULES,
+    "family": _SHARED_RULES,
+    "french_truc": _SHARED_RULES | {"family"},
+    "sackson_truc": _SHARED_RULES | {"family"},
+    "partnership_truc": _SHARED_RULES | {"family"},
+    "catalan_truc": _SHARED_RULES | {"family"},
+}
+
+
+def _rules_modules(path: Path) -> set[str]:
+    """The truc_rules modules (first component under the package) a file imports."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            parts = node.module.split(".")
+            if parts[0] == "truc_rules":
+                if len(parts) > 1:
+                    found.add(parts[1])
+                else:
+                    found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "truc_rules" and len(parts) > 1:
+                    found.add(parts[1])
+    return found
+
+
+@pytest.mark.parametrize("home", sorted(_RULE_SET_HOMES))
+def test_each_rule_set_has_one_home_that_imports_no_other(home: str) -> None:
+    files = sorted((RULES / home).rglob("*.py"))
+    assert files, f"no rule set module {home}"
+    for path in files:
+        used = _rules_modules(path) - {home}
+        assert used <= _RULE_SET_HOMES[home], (
+            f"{path.relative_to(ROOT)} imports {sorted(used - _RULE_SET_HOMES[home])}"
+        )
+
+
+def test_the_shared_rules_modules_import_no_rule_set() -> None:
+    for name in sorted(_SHARED_RULES):
+        used = _rules_modules(RULES / f"{name}.py")
+        assert used <= _SHARED_RULES, f"truc_rules/{name}.py imports {sorted(used - _SHARED_RULES)}"
 
 
 def test_the_rules_library_uses_no_global_randomness_clock_or_io() -> None:

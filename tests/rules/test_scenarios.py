@@ -27,7 +27,21 @@ FILES = sorted(SCENARIOS.glob("*/*.json"))
 
 def test_there_are_public_scenarios_and_many_rule_scenarios() -> None:
     assert len(list((SCENARIOS / "public").glob("*.json"))) == 7
+    assert len(list((SCENARIOS / "public_variants").glob("*.json"))) == 4
     assert len(list((SCENARIOS / "rules").glob("*.json"))) >= 40
+
+
+@pytest.mark.parametrize(
+    "rule_set", ["french_truc", "sackson_truc", "partnership_truc", "catalan_truc"]
+)
+def test_every_rule_set_has_its_own_scenarios_named_after_their_rules(rule_set: str) -> None:
+    files = sorted((SCENARIOS / rule_set).glob("*.json"))
+    assert len(files) >= 25
+    for path in files:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        assert doc["ruleset"] == rule_set, path.name
+        assert doc["name"].startswith(f"{rule_set} V"), path.name
+        assert path.name.startswith("v"), path.name
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.stem}" for p in FILES])

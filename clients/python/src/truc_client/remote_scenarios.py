@@ -2,8 +2,8 @@
 
 The service must run with the test flag (``TRUC_ALLOW_FIXED_DEALS=1``) and a
 JWT secret known to this command (``--secret``, else ``TRUC_JWT_SECRET``, else
-the development key). Each scenario becomes a game with fixed deals and six
-fresh players; every action is a ``SubmitAction`` with the token of the
+the development key). Each scenario becomes a game of its rule set with fixed
+deals and one fresh player per seat; every action is a ``SubmitAction`` with the token of the
 seat's player; a refusal is read from the ``FAILED_PRECONDITION`` status's
 ``ErrorInfo.reason``. The result object is built from a spectator's
 ``GetGame``, so it must equal the engine's (:func:`truc_rules.scenario.run_scenario`).
@@ -30,7 +30,8 @@ from truc_rules.scenario import (
     check_expectations,
     initial_state,
 )
-from truc_rules.truc_y_flou.constants import NUM_SEATS, TEAM_NAMES
+from truc_rules.registry import seat_count
+from truc_rules.truc_y_flou.constants import TEAM_NAMES
 
 __all__ = ["run_scenario_via"]
 
@@ -47,7 +48,8 @@ def run_scenario_via(scenario: Scenario, channel: grpc.Channel, *, secret: str) 
     setup = scenario.setup
     initial_state(setup)  # the engine's checks of the whole start position and every deal
     tag = uuid.uuid4().hex[:10]
-    players = [f"scenario-{tag}-{seat}" for seat in range(NUM_SEATS)]
+    seats = seat_count(setup.options)
+    players = [f"scenario-{tag}-{seat}" for seat in range(seats)]
     tokens = [_bearer(secret, p) for p in players]
     lobby = _bearer(secret, "scenario-lobby", "lobby")
     spectator = _bearer(secret, "scenario-spectator", "spectator")
@@ -83,7 +85,7 @@ def run_scenario_via(scenario: Scenario, channel: grpc.Channel, *, secret: str) 
     problems: list[str] = []
     for index, step in enumerate(scenario.actions):
         refusal: str | None = None
-        if not 0 <= step.seat < NUM_SEATS:
+        if not 0 <= step.seat < seats:
             refusal = "NOT_YOUR_TURN"  # no such seat, so never the one expected to act
         else:
             try:

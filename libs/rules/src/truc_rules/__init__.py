@@ -6,12 +6,22 @@ rule set only through its ``view_for`` (one view per seat).
 
 Layout (one home per rule set, beside the parts they share)::
 
-    truc_rules/cards.py        the Spanish pack: cards, suits, ranks, notation
+    truc_rules/cards.py        both packs (Spanish, piquet): cards, suits, ranks, notation
+    truc_rules/actions.py      the family's actions, calls, signals, directives
+    truc_rules/events.py       the family's events, and who may see each
     truc_rules/errors.py       IllegalAction (with its Reason), InvalidSetup
+    truc_rules/tricks.py       who wins a hand from its tricks (rules.md §3.5)
+    truc_rules/rule_set.py     RuleSet, the names of the games
+    truc_rules/registry.py     every rule set behind one set of functions
     truc_rules/scenario.py     the scenario runner core: fixed deals, actions, results
     truc_rules/truc_y_flou/    Truc y Flou (rules.md), the default rule set: its
                                ranking (the §3.1 trick order), options, state,
-                               engine, events, views, codec, default actions
+                               engine, views, codec, default actions
+    truc_rules/family/         the engine of the variants.md rule sets (V1 once;
+                               a Variant holds what each rule set does differently)
+    truc_rules/french_truc/, sackson_truc/, partnership_truc/, catalan_truc/
+                               one module per variants.md rule set, each with the
+                               same API as Truc y Flou's
 
 This module re-exports the API of the default rule set, Truc y Flou::
 
