@@ -200,16 +200,17 @@ _BY_TEXT: Final = {text: Card(i) for i, text in enumerate(_CARD_TEXT[:40])}
 class Deck:
     """One pack: its cards in numbering order, and its reading of the notation."""
 
-    __slots__ = ("_by_text", "cards", "name", "rank_text")
+    __slots__ = ("_by_text", "_members", "cards", "name", "rank_text")
 
     def __init__(self, name: str, cards: tuple[Card, ...]) -> None:
         self.name = name
         self.cards = cards
         self._by_text = {str(card): card for card in cards}
+        self._members = frozenset(cards)
         self.rank_text = "/".join(dict.fromkeys(_RANK_TEXT[c.rank] for c in cards))
 
     def __contains__(self, card: object) -> bool:
-        return card in self._by_text.values()
+        return card in self._members
 
     def __repr__(self) -> str:
         return f"Deck({self.name!r})"

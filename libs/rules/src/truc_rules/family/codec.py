@@ -136,9 +136,42 @@ def decode_state(data: bytes, variant: Variant) -> FamilyState:
         raise InvalidSetup(f"the stored game is not a {variant.rule_set} game")
     try:
         state = _decode(data, variant)
+        _check(state)
     except (IndexError, ValueError, KeyError, TypeError) as exc:
         raise InvalidSetup(f"corrupt stored game: {exc}") from None
     return state
+
+
+def _check(state: FamilyState) -> None:
+    """Every stored value in its range: cards of the rule set's pack, seats of
+    its table, teams 0 or 1 (ValueError otherwise)."""
+    deck = state.variant.deck
+    seats = state.seats
+    cards = [
+        *(c for deal in state.deals for hand in deal for c in hand),
+        *(c for hand in state.dealt for c in hand),
+        *(c for hand in state.hands for c in hand),
+        *state.stock,
+        *(c for trick in state.tricks for c in trick.cards),
+        *state.trick_cards,
+    ]
+    if any(c not in deck for c in cards):
+        raise ValueError(f"a card outside the {deck.name} pack")
+    pending = state.pending
+    seat_values = [
+        state.dealer,
+        state.leader,
+        *([] if state.to_act is None else [state.to_act]),
+        *(t.leader for t in state.tricks),
+        *(t.winning_seat for t in state.tricks if t.winning_seat is not None),
+        *(s for s, _ in state.signals),
+        *([] if pending is None else [pending.caller, pending.answerer]),
+    ]
+    if any(not 0 <= s < seats for s in seat_values):
+        raise ValueError(f"a seat outside the table of {seats}")
+    teams = [*(w for w, _, _ in state.history), *(t.winner_team for t in state.tricks)]
+    if any(t not in (0, 1, None) for t in teams) or state.decided not in (-1, 0, 1, 2):
+        raise ValueError("a team that is neither A nor B")
 
 
 def _decode(data: bytes, variant: Variant) -> FamilyState:
