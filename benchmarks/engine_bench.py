@@ -3,6 +3,13 @@
 Prints random legal actions applied per second (listing the legal actions
 before every step), full hands per second, the size of the stored state and
 the time of an encode + decode round trip, and the cost of a per-seat view.
+
+Then, for every rule set (Truc y Flou and the four of variants.md), through
+:mod:`truc_rules.registry` as the game service calls the engine: random legal
+actions per second (legal list + apply; per wall-clock and per CPU second of
+the process, which stays meaningful when other work shares the machine),
+beside the floor of :data:`ACTIONS_FLOOR`, and the stored state's size,
+typical in the middle of a hand (median) and the largest seen in 40 matches.
 """
 
 from __future__ import annotations
@@ -12,10 +19,12 @@ import json
 import random
 import statistics
 import time
+from typing import Final
 
 from truc_rules import (
     Action,
     GameState,
+    Phase,
     PlayCard,
     SendDirective,
     SendSignal,
@@ -24,8 +33,15 @@ from truc_rules import (
     encode_state,
     legal_actions,
     new_game,
+    registry,
     view_for,
 )
+from truc_rules.family import FamilyState
+from truc_rules.family import Phase as FamilyPhase
+from truc_rules.rule_set import RuleSet
+
+ACTIONS_FLOOR: Final = 50_000
+"""Random legal actions per second (legal list + apply) each rule set must reach."""
 
 
 def random_play(seconds: float, seed: int) -> tuple[int, int, int, list[GameState]]:
@@ -60,10 +76,80 @@ def random_play(seconds: float, seed: int) -> tuple[int, int, int, list[GameStat
             return actions, hands + state.hands_played, matches, samples
 
 
+def choose(rng: random.Random, legal: tuple[Action, ...]) -> Action:
+    """As :func:`random_play` chooses: a card 80% of the time when one is legal,
+    else any move but a message (which would not pass the turn)."""
+    plays = [a for a in legal if type(a) is PlayCard]
+    if plays and rng.random() < 0.8:
+        return rng.choice(plays)
+    return rng.choice([a for a in legal if not isinstance(a, SendSignal | SendDirective)])
+
+
+def rule_set_play(rule_set: RuleSet, seconds: float, seed: int) -> tuple[int, float, float]:
+    """Random legal play of ``rule_set`` through the registry for ``seconds``
+    (listing the legal actions before every step): (actions, elapsed seconds,
+    CPU seconds of this process: on a busy machine the rate per CPU second is
+    what the engine does on a core of its own)."""
+    options = registry.default_options(rule_set)
+    rng = random.Random(seed)
+    state = registry.new_game(options, seed=seed).state
+    legal_actions_of = registry.legal_actions
+    apply = registry.apply_action
+    actions = 0
+    cpu = time.process_time()
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        for _ in range(1000):
+            seat = state.to_act
+            if seat is None:
+                state = registry.new_game(options, seed=rng.getrandbits(62)).state
+                seat = state.to_act
+                assert seat is not None
+            state = apply(state, seat, choose(rng, legal_actions_of(state, seat))).state
+            actions += 1
+        now = time.perf_counter()
+        if now >= deadline:
+            return actions, now - start, time.process_time() - cpu
+
+
+def mid_hand(state: registry.AnyState) -> bool:
+    """A hand is under way: a card is on the table or a trick is done."""
+    playing = FamilyPhase.PLAY if isinstance(state, FamilyState) else Phase.PLAY
+    return state.phase == playing and bool(state.tricks or state.trick_cards)
+
+
+def state_sizes(rule_set: RuleSet, matches: int, seed: int) -> tuple[float, int, int]:
+    """The stored size of every state of ``matches`` random matches (untimed):
+    (median mid-hand size, largest seen, states measured)."""
+    options = registry.default_options(rule_set)
+    rng = random.Random(seed)
+    middle: list[int] = []
+    largest = 0
+    count = 0
+    for _ in range(matches):
+        state = registry.new_game(options, seed=rng.getrandbits(62)).state
+        while True:
+            size = len(registry.encode_state(state))
+            largest = max(largest, size)
+            count += 1
+            if mid_hand(state):
+                middle.append(size)
+            seat = state.to_act
+            if seat is None:
+                break
+            action = choose(rng, registry.legal_actions(state, seat))
+            state = registry.apply_action(state, seat, action).state
+    return round(float(statistics.median(middle)), 1), largest, count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--rule-set-seconds", type=float, default=2.0, help="timed play per rule set"
+    )
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
 
@@ -86,7 +172,7 @@ def main() -> None:
         view_for(s, s.to_act if s.to_act is not None else 0)
     view_us = (time.perf_counter() - t0) / len(samples) * 1e6
 
-    figures = {
+    figures: dict[str, object] = {
         "actions_per_second": round(actions / elapsed),
         "hands_per_second": round(hands / elapsed),
         "matches_per_second": round(matches / elapsed, 1),
@@ -106,6 +192,31 @@ def main() -> None:
     print(f"  encode+decode round trip, µs   {figures['codec_round_trip_us']:>10}")
     print(f"  decode alone, µs               {figures['decode_us']:>10}")
     print(f"  view_for, µs                   {figures['view_for_us']:>10}")
+
+    print(
+        f"rule sets: random legal play through truc_rules.registry, {args.rule_set_seconds:.1f} s "
+        f"each on one core (floor {ACTIONS_FLOOR:,} actions/s)"
+    )
+    print("  rule set           actions/s  per CPU s  µs/action  state bytes mid-hand / max")
+    per_rule_set: dict[str, dict[str, float | int | bool]] = {}
+    for rule_set in registry.RULE_SETS:
+        done, spent, cpu = rule_set_play(rule_set, args.rule_set_seconds, args.seed)
+        typical, largest, _measured = state_sizes(rule_set, 40, args.seed)
+        rate, cpu_rate = round(done / spent), round(done / cpu)
+        per_rule_set[rule_set.value] = {
+            "actions_per_second": rate,
+            "actions_per_cpu_second": cpu_rate,
+            "us_per_action": round(spent / done * 1e6, 2),
+            "state_bytes_mid_hand": typical,
+            "state_bytes_max": largest,
+            "meets_floor": max(rate, cpu_rate) >= ACTIONS_FLOOR,
+        }
+        verdict = "" if max(rate, cpu_rate) >= ACTIONS_FLOOR else "  below the floor"
+        print(
+            f"  {rule_set.value:<17}{rate:>10,}{cpu_rate:>11,}{spent / done * 1e6:>11.2f}"
+            f"{typical:>11g} / {largest}{verdict}"
+        )
+    figures["rule_sets"] = per_rule_set
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(figures, out, indent=2)

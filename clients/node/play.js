@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Signs in as a guest, queues alone, and plays the seat it is given to the end
-// of the match (the lobby fills the other seats with its bots).
+// of the match (the lobby fills the other seats with its bots); or plays a seat
+// of a game that exists already (--join, with that seat's game token).
 //
-//   node clients/node/play.js --lobby HOST:PORT --game HOST:PORT
+//   node clients/node/play.js --lobby HOST:PORT --game HOST:PORT [--rule-set french_truc]
+//   node clients/node/play.js --game HOST:PORT --join games/ID --token TOKEN
 //
 // Exit status: 0 when the match finished, 1 on an error, 2 on bad arguments,
 // 3 when --timeout passed first.
@@ -11,14 +13,32 @@ import { parseArgs } from 'node:util';
 
 import { describe } from './errors.js';
 import { createTicket, signInGuest, stateText, waitMatched } from './lobby.js';
-import { connect } from './protocol.js';
+import { connect, enumNames } from './protocol.js';
 import { SeatPlayer } from './seat.js';
-import { teamOfSeat, teamText } from './words.js';
+import { ruleSetName, ruleSetValue, teamOfSeat, teamText } from './words.js';
+
+// The rule sets and trick orders the protocol has (game.proto), by name.
+const RULE_SETS = enumNames('RuleSet')
+  .filter((value) => value !== 'RULE_SET_UNSPECIFIED')
+  .map(ruleSetName);
+const TRICK_ORDERS = enumNames('TrickOrder')
+  .filter((value) => value !== 'TRICK_ORDER_UNSPECIFIED')
+  .map((value) => value.replace(/^TRICK_ORDER_/, '').toLowerCase());
 
 const USAGE = `usage: node play.js --lobby HOST:PORT --game HOST:PORT [options]
+       node play.js --game HOST:PORT --join games/ID --token TOKEN [options]
+  --join NAME            play a seat of this game (created by the lobby or a
+                         test) instead of queueing; --token is that seat's
+                         game token, which names the player
   --name NAME            display name (default "node")
-  --target-score N       points that win a manche (rule option; default 25)
-  --manches-to-win N     manches that win the match (rule option; default 2)
+  --rule-set NAME        the game to queue for (default truc_y_flou): one of
+                         ${RULE_SETS.join(', ')}
+  --target-score N       points that win a manche or game (rule option; default:
+                         the rule set's own)
+  --manches-to-win N     manches or games that win the match (rule option;
+                         default 2)
+  --trick-order NAME     French, Sackson and partnership Truc: ${TRICK_ORDERS.join(' or ')}
+  --seats N              Catalan Truc: 4 or 2
   --timeout SECONDS      give up after this long (default 600)
   --watch-seconds S      deadline of each WatchGame stream; the client resumes
                          after it (default 0: none)
@@ -26,27 +46,77 @@ const USAGE = `usage: node play.js --lobby HOST:PORT --game HOST:PORT [options]
   --stale-first          send the first action with an outdated etag, to show
                          the ABORTED / re-read path`;
 
+function usage(status) {
+  console.error(USAGE);
+  process.exit(status);
+}
+
 function options() {
-  const { values } = parseArgs({
-    options: {
-      lobby: { type: 'string' },
-      game: { type: 'string' },
-      name: { type: 'string', default: 'node' },
-      'target-score': { type: 'string', default: '0' },
-      'manches-to-win': { type: 'string', default: '0' },
-      timeout: { type: 'string', default: '600' },
-      'watch-seconds': { type: 'string', default: '0' },
-      'think-ms': { type: 'string', default: '0' },
-      'stale-first': { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-  });
-  const numbers = ['target-score', 'manches-to-win', 'timeout', 'watch-seconds', 'think-ms'];
-  if (values.help || !values.lobby || !values.game || numbers.some((k) => !(Number(values[k]) >= 0))) {
-    console.error(USAGE);
-    process.exit(values.help ? 0 : 2);
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        lobby: { type: 'string' },
+        game: { type: 'string' },
+        join: { type: 'string' },
+        token: { type: 'string' },
+        name: { type: 'string', default: 'node' },
+        'rule-set': { type: 'string', default: 'truc_y_flou' },
+        'target-score': { type: 'string', default: '0' },
+        'manches-to-win': { type: 'string', default: '0' },
+        'trick-order': { type: 'string' },
+        seats: { type: 'string', default: '0' },
+        timeout: { type: 'string', default: '600' },
+        'watch-seconds': { type: 'string', default: '0' },
+        'think-ms': { type: 'string', default: '0' },
+        'stale-first': { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    console.error(`error: ${error.message}`);
+    usage(2);
   }
+  if (values.help) usage(0);
+  const numbers = ['target-score', 'manches-to-win', 'seats', 'timeout', 'watch-seconds', 'think-ms'];
+  const joining = values.join !== undefined;
+  const bad =
+    !values.game ||
+    (joining ? !values.token || values.lobby : !values.lobby) ||
+    numbers.some((k) => !(Number(values[k]) >= 0)) ||
+    !RULE_SETS.includes(values['rule-set']) ||
+    (values['trick-order'] !== undefined && !TRICK_ORDERS.includes(values['trick-order']));
+  if (bad) usage(2);
   return values;
+}
+
+/** The ticket's RuleOptions: zero values mean the rule set's defaults. */
+function ruleOptions(args) {
+  const rules = {
+    rule_set: ruleSetValue(args['rule-set']),
+    target_score: Number(args['target-score']),
+    manches_to_win: Number(args['manches-to-win']),
+    seats: Number(args.seats),
+  };
+  if (args['trick-order']) rules.trick_order = `TRICK_ORDER_${args['trick-order'].toUpperCase()}`;
+  return rules;
+}
+
+/** Queues at the lobby; returns the game's name and this seat's game token. */
+async function queue(args, log) {
+  const lobby = connect('LobbyService', args.lobby);
+  const me = await signInGuest(lobby, args.name);
+  log(`signed in as ${args.name}: player ${me.player}`);
+  const queued = await createTicket(lobby, me.token, ruleOptions(args));
+  log(`ticket ${queued.name}: ${stateText(queued.state)} (${args['rule-set']})`);
+  const ticket = await waitMatched(lobby, me.token, queued.name, log, queued.state);
+  const bots = ticket.table.filter((a) => a.bot).map((a) => a.seat);
+  log(
+    `matched into ${ticket.game}: seat ${ticket.seat} (${teamText(ticket.team)}),` +
+      ` bots in seats ${bots.join(', ') || 'none'}`,
+  );
+  lobby.close();
+  return { name: ticket.game, token: ticket.game_token };
 }
 
 async function main() {
@@ -57,25 +127,10 @@ async function main() {
     process.exit(3);
   }, Number(args.timeout) * 1000);
 
-  const lobby = connect('LobbyService', args.lobby);
+  const seat =
+    args.join !== undefined ? { name: args.join, token: args.token } : await queue(args, log);
   const game = connect('GameService', args.game);
-  const me = await signInGuest(lobby, args.name);
-  log(`signed in as ${args.name}: player ${me.player}`);
-  const rules = {
-    target_score: Number(args['target-score']),
-    manches_to_win: Number(args['manches-to-win']),
-  };
-  const queued = await createTicket(lobby, me.token, rules);
-  log(`ticket ${queued.name}: ${stateText(queued.state)}`);
-  const ticket = await waitMatched(lobby, me.token, queued.name, log, queued.state);
-  const bots = ticket.table.filter((a) => a.bot).map((a) => a.seat);
-  log(
-    `matched into ${ticket.game}: seat ${ticket.seat} (${teamText(ticket.team)}),` +
-      ` bots in seats ${bots.join(', ') || 'none'}`,
-  );
-  lobby.close();
-
-  const player = new SeatPlayer(game, ticket.game, ticket.game_token, {
+  const player = new SeatPlayer(game, seat.name, seat.token, {
     log,
     watchSeconds: Number(args['watch-seconds']),
     thinkMs: Number(args['think-ms']),

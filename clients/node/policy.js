@@ -1,10 +1,11 @@
-// The simple policy: always legal, never bold. It takes the first card it may
-// play; otherwise the quietest answer the view offers (pass, then fold, then
-// accept); otherwise the first action listed (choosing a dealer, cutting).
-// It never sends signals or directives: they are legal at any time but do not
-// pass the turn.
+// The simple policy, for every rule set: always legal, never bold. It takes the
+// first card it may play (the server's legal list already obeys a binding
+// instruction); otherwise the quietest answer the view offers (pass, then fold,
+// then refuse a redeal, then accept); otherwise the first action listed
+// (choosing a dealer, cutting). It never raises, never sends signals or
+// directives: they are legal at any time but do not pass the turn.
 
-const QUIET_CALLS = ['CALL_PASS', 'CALL_FOLD', 'CALL_ACCEPT'];
+const QUIET_CALLS = ['CALL_PASS', 'CALL_FOLD', 'CALL_REFUSE', 'CALL_ACCEPT'];
 
 /** An action as a request wants it: only the oneof member that is set. */
 export function plain(action) {

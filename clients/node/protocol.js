@@ -84,6 +84,11 @@ export function serverStream(client, method, request, { token, seconds = 0 } = {
   return client[method](request, bearer(token), options);
 }
 
+/** The value names of one of the protocol's enums ('RuleSet' -> ['RULE_SET_UNSPECIFIED', ...]). */
+export function enumNames(name) {
+  return truc[name].type.value.map((value) => value.name);
+}
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export { grpc };

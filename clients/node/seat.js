@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, isTransient, reasonOf, retryAfterMs, statusName } from './errors.js';
 import { chooseAction } from './policy.js';
 import { grpc, serverStream, sleep, unary } from './protocol.js';
-import { actionText, Narrator } from './words.js';
+import { actionText, Narrator, ruleSetName } from './words.js';
 
 export class ProtocolError extends Error {}
 
@@ -46,6 +46,7 @@ export class SeatPlayer {
     this.thinkMs = thinkMs;
     this.staleFirst = staleFirst;
     this.seat = undefined;
+    this.ruleSet = undefined; // the game's rule set, from its first view
     this.seen = 0; // the last version the watch delivered (or GetGame returned)
     this.newest = 0; // the newest version known from any answer
     this.final = null;
@@ -59,9 +60,13 @@ export class SeatPlayer {
     const view = await this.getGame();
     this.seat = view.seat;
     if (this.seat === undefined) throw new ProtocolError('GetGame gave no seat: not seated?');
-    this.narrator = new Narrator(this.seat);
+    this.ruleSet = ruleSetName(view.rule_set);
+    this.narrator = new Narrator(this.seat, this.ruleSet);
     const phase = view.phase.replace('PHASE_', '').toLowerCase();
-    this.log(`${this.name}: I hold seat ${this.seat}; phase ${phase}, version ${versionOf(view)}`);
+    const table = `${this.ruleSet}, ${view.seat_count} seats`;
+    this.log(
+      `${this.name}: I hold seat ${this.seat} (${table}); phase ${phase}, version ${versionOf(view)}`,
+    );
     for (const event of view.events) this.say(event);
     this.seen = versionOf(view);
     if (view.finished) return (this.final = view);

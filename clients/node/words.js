@@ -1,6 +1,16 @@
 // Cards, teams and events in words, for the lines the client prints.
 
-const SUITS = { SUIT_SWORDS: 'Sw', SUIT_CLUBS: 'Cl', SUIT_COINS: 'Co', SUIT_CUPS: 'Cu' };
+// Both packs (cards.proto): the Spanish suits and the piquet pack's French ones;
+// SUIT_CLUBS is the clubs of both ("Cl"), read in the game's own pack.
+const SUITS = {
+  SUIT_SWORDS: 'Sw',
+  SUIT_CLUBS: 'Cl',
+  SUIT_COINS: 'Co',
+  SUIT_CUPS: 'Cu',
+  SUIT_HEARTS: 'He',
+  SUIT_DIAMONDS: 'Di',
+  SUIT_SPADES: 'Sp',
+};
 const RANKS = {
   RANK_ONE: '1',
   RANK_TWO: '2',
@@ -12,11 +22,27 @@ const RANKS = {
   RANK_JACK: 'J',
   RANK_KNIGHT: 'N',
   RANK_KING: 'K',
+  RANK_EIGHT: '8',
+  RANK_NINE: '9',
+  RANK_TEN: 'T',
+  RANK_QUEEN: 'Q',
+  RANK_ACE: 'A',
 };
 
-/** A card as the protocol writes it in text: "1Sw", "JCo". */
+/** A card as the protocol writes it in text: "1Sw", "JCo"; "7He", "TSp" in the piquet pack. */
 export function cardText(card) {
   return card ? `${RANKS[card.rank] ?? '?'}${SUITS[card.suit] ?? '?'}` : '?';
+}
+
+/** 'RULE_SET_FRENCH_TRUC' -> 'french_truc' (unspecified is Truc y Flou, as in the protocol). */
+export function ruleSetName(ruleSet) {
+  if (!ruleSet || ruleSet === 'RULE_SET_UNSPECIFIED') return 'truc_y_flou';
+  return String(ruleSet).replace(/^RULE_SET_/, '').toLowerCase();
+}
+
+/** 'french_truc' -> 'RULE_SET_FRENCH_TRUC'. */
+export function ruleSetValue(name) {
+  return `RULE_SET_${name.toUpperCase()}`;
 }
 
 /** 'TEAM_A' -> 'team A'; no team -> 'nobody'. */
@@ -24,7 +50,7 @@ export function teamText(team) {
   return team === 'TEAM_A' ? 'team A' : team === 'TEAM_B' ? 'team B' : 'nobody';
 }
 
-/** Team A holds the even seats, team B the odd ones. */
+/** Team A holds the even seats, team B the odd ones (at every table size). */
 export function teamOfSeat(seat) {
   return seat % 2 === 0 ? 'TEAM_A' : 'TEAM_B';
 }
@@ -56,9 +82,15 @@ const score = (s) => `${s?.team_a ?? 0}-${s?.team_b ?? 0}`;
 
 /** Turns a seat's events into lines; holds the cards of the trick in progress. */
 export class Narrator {
-  constructor(seat) {
+  /** @param ruleSet the game's rule set name ('truc_y_flou', 'french_truc', ...) */
+  constructor(seat, ruleSet = 'truc_y_flou') {
     this.seat = seat;
     this.trick = [];
+    // Truc y Flou plays manches and calls a tied trick pardes; the other rule
+    // sets play games and call it spoiled (variants.md V1.4, V1.5).
+    const family = ruleSet !== 'truc_y_flou';
+    this.tied = family ? 'spoiled' : 'pardes';
+    this.manche = family ? 'game' : 'manche';
   }
 
   who(seat) {
@@ -73,7 +105,7 @@ export class Narrator {
         return `dealer: seat ${e.dealer}`;
       case 'hand_started':
         this.trick = [];
-        return `-- hand ${e.hand_number} (manche ${e.manche}${e.belle ? ', belle' : ''}): dealer seat ${e.dealer}, eldest seat ${e.eldest}`;
+        return `-- hand ${e.hand_number} (${this.manche} ${e.manche}${e.belle ? ', belle' : ''}): dealer seat ${e.dealer}, eldest seat ${e.eldest}`;
       case 'cards_dealt':
         return e.seat === this.seat ? `my cards: ${e.cards.map(cardText).join(' ')}` : null;
       case 'called':
@@ -81,14 +113,14 @@ export class Narrator {
       case 'declaration_settled':
         return `${e.contest === 'CONTEST_FLOR' ? 'flor' : 'embit'} settled: ${e.points} for ${teamText(e.team)}`;
       case 'stake_raised':
-        return `stake now ${e.stake === 0 ? 'the manche' : e.stake}`;
+        return `stake now ${e.stake === 0 ? `the ${this.manche}` : e.stake}`;
       case 'card_played':
         this.trick.push(`${cardText(e.card)}(${e.seat === this.seat ? 'me' : e.seat})`);
         return null;
       case 'trick_completed': {
         const plays = this.trick.join(' ');
         this.trick = [];
-        return `trick ${e.trick}: ${plays} -> ${e.winner === 'TEAM_UNSPECIFIED' ? 'pardes' : teamText(e.winner)}`;
+        return `trick ${e.trick}: ${plays} -> ${e.winner === 'TEAM_UNSPECIFIED' ? this.tied : teamText(e.winner)}`;
       }
       case 'hand_ended': {
         const left = this.trick.join(' ');
@@ -98,9 +130,9 @@ export class Narrator {
       case 'points_credited':
         return `${teamText(e.team)} +${e.points} (${String(e.reason).replace('CREDIT_REASON_', '').toLowerCase()}): ${score(e.scores)}`;
       case 'manche_ended':
-        return `manche to ${teamText(e.winner)} ${score(e.scores)}; manches ${score(e.manches)}`;
+        return `${this.manche} to ${teamText(e.winner)} ${score(e.scores)}; ${this.manche}s ${score(e.manches)}`;
       case 'match_ended':
-        return `match over: ${teamText(e.winner)} won, manches ${score(e.manches)}`;
+        return `match over: ${teamText(e.winner)} won, ${this.manche}s ${score(e.manches)}`;
       case 'turn_timed_out':
         return `${this.who(e.seat)} timed out; the server played for it`;
       default:

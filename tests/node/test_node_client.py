@@ -1,7 +1,12 @@
 """The Node.js client (clients/node) plays one seat of a real match: it signs in
 through a real lobby, is seated with five of the lobby's bots, and plays its seat
 through the game service to the end. What it claims is checked independently,
-through a spectator's GetGame and the lobby's bot jobs in Redis."""
+through a spectator's GetGame and the lobby's bot jobs in Redis.
+
+It also plays French Truc (variants.md V2): two Node clients, each joining its
+seat of a french_truc game created at a real game service, play it to the end;
+a spectator's GetGame checks the game (the piquet pack, both seats' actions,
+no turn played by the server)."""
 
 from __future__ import annotations
 
@@ -16,13 +21,22 @@ from typing import cast
 import google.rpc
 import pytest
 import redis
-from truc.v1 import game_pb2, game_service_pb2
+from truc.v1 import cards_pb2, game_pb2, game_service_pb2
 
 from tests.lobby_service.aio_lobby import purge_lobby_queue
 from tests.lobby_service.conftest import Stack, start_stack
-from tests.service.conftest import auth, redis_server, stub  # noqa: F401
+from tests.service.conftest import (  # noqa: F401
+    SECRET,
+    Replica,
+    auth,
+    create_game,
+    new_players,
+    redis_server,
+    stub,
+)
 from truc_dev_redis import RedisServer
 from truc_lobby.store import ticket_key
+from truc_service.tokens import issue_token
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "node"
@@ -85,15 +99,27 @@ def _acted_by(event: game_pb2.Event) -> int | None:
 
 
 @needs_node
-def test_the_node_client_plays_its_seat_to_the_end_with_five_bots(
+@pytest.mark.parametrize(
+    ("rule_set", "seats", "proto_rule_set"),
+    [
+        ("truc_y_flou", 6, game_pb2.RULE_SET_TRUC_Y_FLOU),
+        ("french_truc", 2, game_pb2.RULE_SET_FRENCH_TRUC),
+    ],
+)
+def test_the_node_client_plays_its_seat_to_the_end_with_the_lobbys_bots(
     bot_stack: Stack,
     redis_server: RedisServer,  # noqa: F811
+    rule_set: str,
+    seats: int,
+    proto_rule_set: int,
 ) -> None:
+    """Truc y Flou with five bots; French Truc (variants.md V2) against one."""
     assert NODE is not None
     command = [
         NODE,
         str(CLIENT / "play.js"),
         *("--lobby", bot_stack.lobbies[0].address, "--game", bot_stack.game.address),
+        *("--rule-set", rule_set),
         *("--target-score", str(TARGET_SCORE), "--manches-to-win", "1"),
         # Pause before each action and end each WatchGame after 0.3 s: the match
         # then outlasts several streams, which the client must resume.
@@ -127,12 +153,14 @@ def test_the_node_client_plays_its_seat_to_the_end_with_five_bots(
     assert view.finished and view.phase == game_pb2.PHASE_MATCH_OVER
     assert view.winner == (game_pb2.TEAM_A if winner == "A" else game_pb2.TEAM_B)
     assert view.options.target_score == TARGET_SCORE
+    assert view.rule_set == proto_rule_set and view.seat_count == seats
+    assert _found(r"I hold seat \d \((\S+), (\d) seats\)", out).groups() == (rule_set, str(seats))
     players = {s.seat: s.player for s in view.seats}
     assert players[seat] == player
 
-    # The five other seats went to the lobby's bots.
+    # Every other seat went to the lobby's bots.
     bots = _bot_seats(redis_server.url, name.removeprefix("games/"))
-    assert sorted(bots) == sorted(set(range(6)) - {seat})
+    assert sorted(bots) == sorted(set(range(seats)) - {seat})
     assert all(players[s] == bot for s, bot in bots.items())
 
     # The Node player made every action it counted (each is one event naming its
@@ -154,3 +182,104 @@ def test_the_vendored_google_rpc_protos_match_googleapis_common_protos() -> None
         assert vendored.read_bytes() == (package / name).read_bytes(), (
             f"{vendored} differs from googleapis-common-protos' copy: copy it again"
         )
+
+
+# --------------------------------------------------------------------------- french_truc
+
+PIQUET_SUITS = {
+    cards_pb2.SUIT_HEARTS,
+    cards_pb2.SUIT_DIAMONDS,
+    cards_pb2.SUIT_CLUBS,
+    cards_pb2.SUIT_SPADES,
+}
+PIQUET_RANKS = {
+    cards_pb2.RANK_SEVEN,
+    cards_pb2.RANK_EIGHT,
+    cards_pb2.RANK_NINE,
+    cards_pb2.RANK_TEN,
+    cards_pb2.RANK_JACK,
+    cards_pb2.RANK_QUEEN,
+    cards_pb2.RANK_KING,
+    cards_pb2.RANK_ACE,
+}
+PIQUET_TEXT = r"[789TJQKA](?:He|Di|Cl|Sp)"
+
+
+@pytest.fixture(scope="module")
+def game_service(redis_server: RedisServer) -> Iterator[Replica]:  # noqa: F811
+    started = Replica(redis_server.url)
+    yield started
+    started.stop()
+
+
+@needs_node
+def test_two_node_clients_play_a_french_truc_match_to_the_end(game_service: Replica) -> None:
+    assert NODE is not None
+    players = new_players()[:2]
+    created = create_game(
+        stub(game_service.address),
+        players,
+        options=game_pb2.RuleOptions(rule_set=game_pb2.RULE_SET_FRENCH_TRUC, manches_to_win=1),
+    ).game
+    assert created.rule_set == game_pb2.RULE_SET_FRENCH_TRUC and created.seat_count == 2
+    clients = []
+    for seat, player in enumerate(players):
+        token = issue_token(SECRET, player, role="player", ttl_seconds=600)
+        command = [
+            NODE,
+            str(CLIENT / "play.js"),
+            *("--game", game_service.address, "--join", created.name, "--token", token),
+            # One game to 12. Each pauses before acting; seat 0 ends each WatchGame
+            # after 0.3 s and resumes it; seat 1 acts once on an outdated etag
+            # (ABORTED, re-read).
+            *("--think-ms", "25"),
+            *(("--watch-seconds", "0.3") if seat == 0 else ("--stale-first",)),
+            *("--timeout", "45"),
+        ]
+        clients.append(
+            subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        )
+    outputs = []
+    for client in clients:
+        out, err = client.communicate(timeout=55)
+        assert client.returncode == 0, out[-3000:] + err[-3000:]
+        outputs.append(out)
+    print(outputs[0][-400:])
+
+    winners = set()
+    actions = {}
+    for seat, out in enumerate(outputs):
+        assert _found(r"I hold seat (\d) \(french_truc, 2 seats\)", out)[1] == str(seat)
+        hands = re.findall(
+            rf"^my cards: ({PIQUET_TEXT}(?: {PIQUET_TEXT}){{2}})$", out, re.MULTILINE
+        )
+        assert hands, f"seat {seat} never printed a piquet hand:\n{out[-2000:]}"
+        assert len(re.findall(r"^my cards: ", out, re.MULTILINE)) == len(hands)
+        winners.add(_found(r"^result: team ([AB]) won the match", out)[1])
+        actions[seat] = int(_found(r"(\d+) actions of mine", out)[1])
+    assert len(winners) == 1, "both clients saw the same end"
+    assert "pardes" not in "".join(outputs), "a tied trick is spoiled in french_truc"
+    assert int(_found(r"(\d+) watch resumes", outputs[0])[1]) >= 1
+    assert ": ABORTED STALE_ETAG; re-reading the game" in outputs[1]
+
+    view = (
+        stub(game_service.address)
+        .GetGame(
+            game_service_pb2.GetGameRequest(name=created.name),
+            metadata=auth("node-test-spectator", role="spectator"),
+            timeout=10,
+        )
+        .game
+    )
+    assert view.finished and view.phase == game_pb2.PHASE_MATCH_OVER
+    assert view.rule_set == game_pb2.RULE_SET_FRENCH_TRUC and view.seat_count == 2
+    assert view.winner == (game_pb2.TEAM_A if winners == {"A"} else game_pb2.TEAM_B)
+    assert {s.seat: s.player for s in view.seats} == dict(enumerate(players))
+    events = view.events
+    assert not [e for e in events if e.HasField("turn_timed_out")]
+    for seat in (0, 1):
+        assert actions[seat] == sum(_acted_by(e) == seat for e in events) > 0
+    played = [e.card_played.card for e in events if e.HasField("card_played")]
+    assert played and all(c.suit in PIQUET_SUITS and c.rank in PIQUET_RANKS for c in played)
+    tricks = sum(e.HasField("trick_completed") for e in events)
+    assert len(re.findall(r"^trick \d: ", outputs[0], re.MULTILINE)) == tricks

@@ -20,6 +20,7 @@ from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 from truc_protocol.convert import action_to_proto, card_to_proto, options_to_proto
 from truc_protocol.status import reason_of
 from truc_protocol.tokens import issue_token
+from truc_rules.registry import seat_count
 from truc_rules.scenario import (
     MancheRecord,
     Rejection,
@@ -30,7 +31,6 @@ from truc_rules.scenario import (
     check_expectations,
     initial_state,
 )
-from truc_rules.registry import seat_count
 from truc_rules.truc_y_flou.constants import TEAM_NAMES
 
 __all__ = ["run_scenario_via"]

@@ -30,12 +30,12 @@ option, or an expectation that could never hold).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Annotated, Any, Final, TypeVar
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -63,6 +63,15 @@ from truc_rules import (
     SendSignal,
     Signal,
 )
+from truc_rules.cards import Deck
+from truc_rules.registry import (
+    deck_of,
+    default_options,
+    options_from_mapping,
+    options_to_mapping,
+    seat_count,
+)
+from truc_rules.rule_set import RuleSet
 from truc_rules.scenario import (
     RESULT_FIELDS,
     Scenario,
@@ -71,15 +80,6 @@ from truc_rules.scenario import (
     ScenarioRun,
     ScenarioSetup,
 )
-from truc_rules.cards import Deck
-from truc_rules.registry import (
-    default_options,
-    deck_of,
-    options_from_mapping,
-    options_to_mapping,
-    seat_count,
-)
-from truc_rules.rule_set import RuleSet
 from truc_rules.scenario import run_scenario as run_parsed
 from truc_rules.truc_y_flou.constants import HAND_SIZE, TEAM_NAMES
 
@@ -191,10 +191,8 @@ def _context(doc: Mapping[str, Any]) -> dict[str, object]:
     seats = seat_count(default_options(rule_set))
     options = doc.get("options")
     if isinstance(options, Mapping):
-        try:
+        with contextlib.suppress(KeyError, InvalidSetup):
             seats = seat_count(options_from_mapping(rule_set, {"seats": options["seats"]}))
-        except (KeyError, InvalidSetup):
-            pass
     return {"rule_set": rule_set, "deck": deck_of(rule_set), "seats": seats}
 
 

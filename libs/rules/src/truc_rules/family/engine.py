@@ -310,10 +310,7 @@ def _start_hand(state: FamilyState, events: list[Event], *, rotate: bool) -> Non
     else:
         # The hand number is below 2**20 in any real match; the pair seeds a private Random.
         rng = random.Random((state.seed << 20) | state.hand_number)
-        pack = list(state.variant.deck.cards)
-        rng.shuffle(pack)
-        deal, rest = _deal_from(state, pack)
-        _deal(state, events, deal, rest)
+        _deal(state, events, *_deal_from(state, _shuffled(state, rng)))
 
 
 def _no_deal(state: FamilyState, events: list[Event]) -> None:
@@ -325,13 +322,26 @@ def _no_deal(state: FamilyState, events: list[Event]) -> None:
 
 
 def _deal_from(state: FamilyState, pack: Sequence[Card]) -> tuple[Deal, tuple[Card, ...]]:
-    """V1.2: one card at a time round the table, starting with eldest."""
+    """V1.2: one card at a time round the table from eldest, from the top of
+    ``pack``; the rest of the pack, in its order, is the stock."""
     seats = state.seats
     eldest = state.eldest
     hands: list[list[Card]] = [[] for _ in range(seats)]
     for i in range(seats * HAND_SIZE):
         hands[(eldest + i) % seats].append(pack[i])
     return tuple(tuple(h) for h in hands), tuple(pack[seats * HAND_SIZE :])
+
+
+def _shuffled(state: FamilyState, rng: random.Random) -> list[Card]:
+    """The pack shuffled as far as a hand can reach into it: the cards of the
+    deal and, where a redeal may follow, of the redeal are drawn at random and
+    come first, in the order drawn; the cards no hand can reach follow in pack
+    order (their order changes nothing)."""
+    cards = state.variant.deck.cards
+    reach = state.seats * HAND_SIZE * (2 if state.variant.redeal else 1)
+    drawn = rng.sample(cards, min(reach, len(cards)))
+    taken = set(drawn)
+    return [*drawn, *(c for c in cards if c not in taken)]
 
 
 def _deal(state: FamilyState, events: list[Event], deal: Deal, rest: tuple[Card, ...]) -> None:
