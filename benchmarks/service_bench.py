@@ -12,7 +12,8 @@ Redis, beside the floor of the stack measured in the same run.
 
 Prints actions/s and SubmitAction p50/p99 beside the floor's calls/s and
 p50/p99, their ratios, and the game server's CPU per action; then the same at
-light load (2 clients), where latency is not queueing. ``BENCH_PROFILE=FILE``
+light load (2 clients), where latency is not queueing. ``--rule-set`` plays
+another game of the family (Truc y Flou by default). ``BENCH_PROFILE=FILE``
 runs the game server under cProfile and writes its profile to FILE.
 """
 
@@ -40,17 +41,18 @@ from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
 from truc_dev_redis import RedisServer
 from truc_game.config import DEV_SECRET
-from truc_protocol.convert import action_to_proto, card_to_proto
-from truc_rules import (
-    DECK,
-    PlayCard,
-    SendDirective,
-    SendSignal,
+from truc_protocol.convert import action_to_proto, card_to_proto, options_to_proto
+from truc_rules.actions import PlayCard, SendDirective, SendSignal
+from truc_rules.registry import (
     apply_action,
+    deck_of,
+    default_options,
     encode_state,
     legal_actions,
     new_game,
+    seat_count,
 )
+from truc_rules.rule_set import RuleSet
 from truc_service.tokens import issue_token
 
 HERE = Path(__file__).resolve().parent
@@ -67,18 +69,23 @@ class Script:
     state_bytes: int
 
 
-def make_script(index: int, rng: random.Random, players: list[str]) -> Script:
+def make_script(
+    index: int, rng: random.Random, players: list[str], rule_set: RuleSet = RuleSet.TRUC_Y_FLOU
+) -> Script:
+    options = default_options(rule_set)
+    seats = seat_count(options)
     deals = []
     for _ in range(DEALS_PER_GAME):
-        cards = list(DECK)
+        cards = list(deck_of(rule_set).cards)
         rng.shuffle(cards)
-        deals.append(tuple(tuple(cards[s * 3 : s * 3 + 3]) for s in range(6)))
-    dealer = rng.randrange(6)
-    state = new_game(deals=deals, dealer=dealer).state
+        deals.append(tuple(tuple(cards[s * 3 : s * 3 + 3]) for s in range(seats)))
+    dealer = rng.randrange(seats)
+    state = new_game(options, deals=deals, dealer=dealer).state
     name = f"games/bench-{index}-{rng.getrandbits(32):08x}"
     create = game_service_pb2.CreateGameRequest(
         game_id=name.split("/")[1],
-        players=players,
+        players=players[:seats],
+        options=options_to_proto(options),
         dealer=dealer,
         turn_seconds=3600,  # no turn deadline acts for a game waiting for its run
         fixed_deals=[
@@ -112,7 +119,10 @@ def make_script(index: int, rng: random.Random, players: list[str]) -> Script:
 
 
 def script_batches(
-    budgets: Iterable[tuple[_K, float]], rng: random.Random, players: list[str]
+    budgets: Iterable[tuple[_K, float]],
+    rng: random.Random,
+    players: list[str],
+    rule_set: RuleSet = RuleSet.TRUC_Y_FLOU,
 ) -> dict[_K, list[Script]]:
     """Fresh scripted games for each key: at least ``budget`` actions (game ids all distinct)."""
     batches: dict[_K, list[Script]] = {}
@@ -121,7 +131,7 @@ def script_batches(
         batch: list[Script] = []
         steps = 0
         while steps < budget:
-            script = make_script(made, rng, players)
+            script = make_script(made, rng, players, rule_set)
             made += 1
             batch.append(script)
             steps += len(script.steps)
@@ -280,16 +290,25 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument(
+        "--rule-set",
+        type=RuleSet,
+        choices=list(RuleSet),
+        default=RuleSet.TRUC_Y_FLOU,
+        help="the game of the family to play (default: truc_y_flou)",
+    )
     args = parser.parse_args()
 
     rng = random.Random(2026)
     players = [f"bench-p{s}" for s in range(6)]
     # Enough scripted actions for each phase at up to 5,000 actions/s, plus a warm-up.
     budgets = {"full": args.seconds * 5000, "minimal": args.seconds * 5000, "light": 3 * 5000}
-    batches = script_batches([*budgets.items(), ("warm-up", 200)], rng, players)
+    batches = script_batches([*budgets.items(), ("warm-up", 200)], rng, players, args.rule_set)
     scripts = [script for batch in batches.values() for script in batch]
     tokens, lobby = bench_tokens(players)
-    sample = game_service_pb2.SubmitActionRequest.FromString(scripts[0].steps[5][1])
+    sample = game_service_pb2.SubmitActionRequest.FromString(
+        scripts[0].steps[min(5, len(scripts[0].steps) - 1)][1]
+    )
     phases = [
         ("full", args.concurrency, args.seconds),
         ("minimal", args.concurrency, args.seconds),
@@ -357,6 +376,7 @@ def main() -> None:
     lean, lean_elapsed, lean_latencies, lean_cpu = results["minimal"]
     _, _, light, _ = results["light"]
     figures = {
+        "rule_set": str(args.rule_set),
         "concurrency": args.concurrency,
         "submit_actions_per_second": round(actions / elapsed),
         "submit_p50_ms": round(percentile(latencies, 0.50) * ms, 3),
@@ -377,8 +397,8 @@ def main() -> None:
     }
     floor_rate = figures["floor_calls_per_second"]
     print(
-        f"service: SubmitAction through gRPC + Redis, {args.concurrency} clients, "
-        f"{args.seconds:.0f} s per run"
+        f"service ({args.rule_set}): SubmitAction through gRPC + Redis, "
+        f"{args.concurrency} clients, {args.seconds:.0f} s per run"
     )
     print(
         f"  SubmitAction (full view)  {figures['submit_actions_per_second']:>6,} actions/s "

@@ -141,7 +141,7 @@ def test_the_rules_library_imports_only_the_standard_library() -> None:
     assert foreign <= {"truc_rules"}, f"importing truc_rules loads {sorted(foreign)}"
 
 
-_SHARED_RULES = {"cards", "actions", "events", "errors", "tricks", "rule_set"}
+_SHARED_RULES = {"cards", "actions", "events", "event_codec", "errors", "tricks", "rule_set"}
 _RULE_SET_HOMES = {
     "truc_y_flou": _SHARED_RULES,
     "family": _SHARED_RULES,

@@ -6,9 +6,11 @@ from __future__ import annotations
 import itertools
 import random
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pytest
+from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from truc.v1 import cards_pb2, game_pb2
@@ -20,14 +22,16 @@ from truc_protocol.convert import (
     card_to_proto,
     deal_from_proto,
     event_to_proto,
+    minimal_view_to_proto,
     options_from_proto,
     options_to_proto,
+    public_view_to_proto,
+    seat_view_from_public,
     team_to_proto,
     view_to_proto,
 )
 from truc_protocol.errors import InvalidArgument
 from truc_rules import (
-    DECK,
     Action,
     Call,
     Card,
@@ -47,6 +51,23 @@ from truc_rules import (
     new_game,
     view_for,
 )
+from truc_rules.cards import DECK, PIQUET, SPANISH, Deck, Suit
+from truc_rules.errors import IllegalAction, Reason
+from truc_rules.family import FamilyState, FamilyView
+from truc_rules.family import Phase as FamilyPhase
+from truc_rules.registry import (
+    FAMILY,
+    AnyTransition,
+    deck_of,
+    default_options,
+    options_from_mapping,
+    seat_count,
+)
+from truc_rules.registry import apply_action as registry_apply
+from truc_rules.registry import legal_actions as registry_legal
+from truc_rules.registry import new_game as registry_new_game
+from truc_rules.registry import view_for as registry_view
+from truc_rules.rule_set import RuleSet
 from truc_rules.truc_y_flou.actions import CALL, CHOOSE_DEALER, DIRECTIVE, PLAY, SIGNAL, TRUC_LADDER
 from truc_rules.truc_y_flou.events import (
     Called,
@@ -113,11 +134,16 @@ def test_card_to_proto_hands_out_a_new_message_each_time() -> None:
     assert card_to_proto(Card.SW_1).suit == cards_pb2.SUIT_SWORDS
 
 
-@pytest.mark.parametrize("action", EVERY_ACTION, ids=str)
+def pack_of_action(action: Action) -> Deck:
+    """The pack a game must play with for ``action``'s card to be read as itself."""
+    return PIQUET if isinstance(action, PlayCard) and action.card in PIQUET else SPANISH
+
+
+@pytest.mark.parametrize("action", EVERY_ACTION, ids=repr)
 def test_every_engine_action_round_trips(action: Action) -> None:
     msg = action_to_proto(action)
     wire = game_pb2.Action.FromString(msg.SerializeToString())
-    back = action_from_proto(wire)
+    back = action_from_proto(wire, pack_of_action(action))
     assert back == action
     assert type(back) is type(action)
     if not isinstance(action, CutDeck):
@@ -470,6 +496,12 @@ def _proto_cards(cards: typing.Iterable[cards_pb2.Card]) -> list[Card]:
 def check_view(view: GameView, msg: game_pb2.GameView) -> None:
     """Semantic facts every converted view must satisfy."""
     assert game_pb2.GameView.FromString(msg.SerializeToString()) == msg
+    assert msg.rule_set == game_pb2.RULE_SET_TRUC_Y_FLOU
+    assert msg.seat_count == 6
+    assert not msg.governors
+    assert msg.instruction == game_pb2.DIRECTIVE_UNSPECIFIED
+    assert not msg.mon_reste
+    assert not msg.redeal_proposed
     if view.seat is None:
         assert not msg.HasField("seat")
         assert not msg.hand
@@ -618,3 +650,485 @@ def test_view_options_deadline_versions_and_players() -> None:
         view_to_proto(
             view, name="g", players=PLAYERS, etag="", deadline_ms=None, event_versions=[1]
         )
+
+
+# --- the rule sets of variants.md: cards of both packs, actions, deals, views ---
+
+FAMILY_SETS = tuple(r for r in RuleSet if r != RuleSet.TRUC_Y_FLOU)
+PACKS = (
+    (SPANISH, RuleSet.TRUC_Y_FLOU),
+    (SPANISH, RuleSet.CATALAN_TRUC),
+    (PIQUET, RuleSet.FRENCH_TRUC),
+)
+CLUBS = cards_pb2.SUIT_CLUBS
+
+
+def proto(suit: int, rank: int) -> cards_pb2.Card:
+    return cards_pb2.Card(suit=cards_pb2.Suit.ValueType(suit), rank=cards_pb2.Rank.ValueType(rank))
+
+
+@pytest.mark.parametrize(("deck", "rule_set"), PACKS, ids=str)
+def test_every_card_of_a_pack_is_read_as_itself_in_that_pack(deck: Deck, rule_set: RuleSet) -> None:
+    assert deck_of(rule_set) is deck
+    for card in deck.cards:
+        msg = card_to_proto(card)
+        suit = "CLUBS" if card.suit == Suit.FRENCH_CLUBS else card.suit.name
+        assert cards_pb2.Suit.Name(msg.suit) == f"SUIT_{suit}"
+        assert cards_pb2.Rank.Name(msg.rank) == f"RANK_{card.rank.name}"
+        assert card_from_proto(msg, "card", deck) is card
+        assert card_from_proto(msg, "card", rule_set) is card
+
+
+def test_a_proto_card_both_packs_have_is_read_in_the_games_pack() -> None:
+    for rank, spanish, french in [
+        (cards_pb2.RANK_SEVEN, Card.CL_7, Card.FC_7),
+        (cards_pb2.RANK_JACK, Card.CL_J, Card.FC_J),
+        (cards_pb2.RANK_KING, Card.CL_K, Card.FC_K),
+    ]:
+        msg = proto(CLUBS, rank)
+        assert card_from_proto(msg, "card") is spanish  # the default pack is Truc y Flou's
+        assert card_from_proto(msg, "card", RuleSet.CATALAN_TRUC) is spanish
+        for rule_set in (RuleSet.FRENCH_TRUC, RuleSet.SACKSON_TRUC, RuleSet.PARTNERSHIP_TRUC):
+            assert card_from_proto(msg, "card", rule_set) is french
+        assert action_from_proto(game_pb2.Action(play_card=msg), PIQUET) is PLAY[french]
+        assert action_from_proto(game_pb2.Action(play_card=msg), SPANISH) is PLAY[spanish]
+
+
+def test_a_card_only_the_other_pack_has_is_that_packs_card() -> None:
+    # The engine then refuses it as not in hand (see the engine test below).
+    assert card_from_proto(proto(cards_pb2.SUIT_HEARTS, cards_pb2.RANK_SEVEN), "c") is Card.HE_7
+    assert card_from_proto(proto(CLUBS, cards_pb2.RANK_ACE), "c", SPANISH) is Card.FC_A
+    assert card_from_proto(proto(cards_pb2.SUIT_SWORDS, cards_pb2.RANK_ONE), "c", PIQUET) is (
+        Card.SW_1
+    )
+    assert card_from_proto(proto(CLUBS, cards_pb2.RANK_THREE), "c", PIQUET) is Card.CL_3
+
+
+@pytest.mark.parametrize(
+    ("suit", "rank"),
+    [
+        (cards_pb2.SUIT_HEARTS, cards_pb2.RANK_ONE),
+        (cards_pb2.SUIT_SPADES, cards_pb2.RANK_KNIGHT),
+        (cards_pb2.SUIT_CUPS, cards_pb2.RANK_QUEEN),
+        (cards_pb2.SUIT_COINS, cards_pb2.RANK_TEN),
+    ],
+)
+@pytest.mark.parametrize("pack", [SPANISH, PIQUET], ids=str)
+def test_a_card_of_neither_pack_is_bad_action(suit: int, rank: int, pack: Deck) -> None:
+    with pytest.raises(InvalidArgument) as caught:
+        action_from_proto(game_pb2.Action(play_card=proto(suit, rank)), pack)
+    assert caught.value.reason == "BAD_ACTION"
+    assert caught.value.message.startswith("action.play_card: ")
+    assert "no card of either pack" in caught.value.message
+
+
+def family_vocabulary(rule_set: RuleSet) -> list[Action]:
+    variant = FAMILY[rule_set].variant
+    return [
+        *(PLAY[c] for c in variant.deck.cards),
+        *(CALL[c] for c in variant.calls),
+        *(SIGNAL[s] for s in variant.signals),
+        *(DIRECTIVE[d] for d in variant.directives),
+    ]
+
+
+@pytest.mark.parametrize("rule_set", FAMILY_SETS)
+def test_every_family_action_round_trips_in_its_games_pack(rule_set: RuleSet) -> None:
+    actions = family_vocabulary(rule_set)
+    assert len([a for a in actions if isinstance(a, PlayCard)]) == len(deck_of(rule_set).cards)
+    for action in actions:
+        wire = game_pb2.Action.FromString(action_to_proto(action).SerializeToString())
+        assert action_from_proto(wire, rule_set) is action
+
+
+def test_new_calls_signals_and_directives_have_their_proto_names() -> None:
+    for call in (Call.RAISE, Call.MON_RESTE, Call.PROPOSE_REDEAL, Call.REFUSE):
+        assert action_to_proto(CALL[call]).call == call_number(f"CALL_{call.name}")
+    for signal in (Signal.SEVEN, Signal.EIGHT, Signal.ACE, Signal.AS):
+        assert action_to_proto(SIGNAL[signal]).signal == game_pb2.Signal.Value(
+            f"SIGNAL_{signal.name}"
+        )
+    for directive in (Directive.PLAY_SEVEN, Directive.LEAVE_IT_TO_ME):
+        assert action_to_proto(DIRECTIVE[directive]).directive == game_pb2.Directive.Value(
+            f"DIRECTIVE_{directive.name}"
+        )
+
+
+FRENCH_DEAL = ((Card.FC_7, Card.HE_9, Card.SP_T), (Card.DI_8, Card.HE_A, Card.SP_J))
+
+
+def test_the_engine_refuses_another_packs_card_and_takes_an_ambiguous_one_in_its_own() -> None:
+    state = registry_new_game(
+        default_options(RuleSet.FRENCH_TRUC), deals=[FRENCH_DEAL], dealer=1
+    ).state
+    assert state.to_act == 0
+    spanish_seven = game_pb2.Action(play_card=card_to_proto(Card.SW_7))
+    with pytest.raises(IllegalAction) as caught:
+        registry_apply(state, 0, action_from_proto(spanish_seven, RuleSet.FRENCH_TRUC))
+    assert caught.value.reason == Reason.CARD_NOT_IN_HAND
+    clubs_seven = game_pb2.Action(play_card=proto(CLUBS, cards_pb2.RANK_SEVEN))
+    played = registry_apply(state, 0, action_from_proto(clubs_seven, RuleSet.FRENCH_TRUC))
+    assert CardPlayed(0, Card.FC_7, 1) in played.events
+
+
+def test_a_deal_of_each_table_size_converts_in_its_pack() -> None:
+    two = game_pb2.Deal(
+        hands=[game_pb2.Hand(cards=[card_to_proto(c) for c in h]) for h in FRENCH_DEAL]
+    )
+    assert deal_from_proto(two, "fixed_deals[0]", 2, RuleSet.FRENCH_TRUC) == FRENCH_DEAL
+    assert deal_from_proto(two, "fixed_deals[0]", 2, PIQUET) == FRENCH_DEAL
+    # A deal holds cards of the game's pack only: the piquet nine of hearts is
+    # no Spanish card (the clubs seven before it is read as the seven of bastos).
+    with pytest.raises(InvalidArgument) as caught:
+        deal_from_proto(two, "fixed_deals[0]", 2)
+    assert caught.value.reason == "BAD_REQUEST"
+    assert caught.value.message == (
+        "fixed_deals[0].hands[0].cards[1]: 9He is not a card of the Spanish pack"
+    )
+    with pytest.raises(InvalidArgument) as caught:
+        deal_from_proto(_deal_message(DEAL[:2]), "fixed_deals[2]", 2, RuleSet.SACKSON_TRUC)
+    assert caught.value.message == (
+        "fixed_deals[2].hands[0].cards[0]: 1Sw is not a card of the piquet pack"
+    )
+    assert card_from_proto(card_to_proto(Card.HE_9), "fixed_draws[0]") is Card.HE_9
+    with pytest.raises(InvalidArgument) as caught:
+        card_from_proto(card_to_proto(Card.HE_9), "fixed_draws[0]", strict=True)
+    assert caught.value.reason == "BAD_REQUEST"
+    four = _deal_message(DEAL[:4])
+    assert deal_from_proto(four, "fixed_deals[0]", 4, RuleSet.CATALAN_TRUC) == DEAL[:4]
+    with pytest.raises(InvalidArgument) as caught:
+        deal_from_proto(four, "fixed_deals[3]", 2, PIQUET)
+    assert caught.value.reason == "BAD_REQUEST"
+    assert caught.value.message == "fixed_deals[3]: a deal has 2 hands, not 4"
+    with pytest.raises(InvalidArgument) as caught:
+        deal_from_proto(two, "fixed_deals[0]")
+    assert caught.value.message == "fixed_deals[0]: a deal has 6 hands, not 2"
+
+
+def test_a_hand_without_a_cut_has_cutter_minus_one() -> None:
+    transition = registry_new_game(default_options(RuleSet.PARTNERSHIP_TRUC), seed=3)
+    (started,) = [e for e in transition.events if isinstance(e, HandStarted)]
+    msg = event_to_proto(started, 1).hand_started
+    assert msg.cutter == -1
+    assert (msg.dealer, msg.eldest) == (started.dealer, (started.dealer + 1) % 4)
+    chosen = event_to_proto(transition.events[0], 1).dealer_chosen
+    assert not chosen.HasField("seat")
+
+
+def _played_cards(view: FamilyView) -> set[Card]:
+    return {c for t in view.tricks for c in t.cards} | {c for _, c in view.trick_cards}
+
+
+def check_family_view(view: FamilyView, msg: game_pb2.GameView, players: Sequence[str]) -> None:
+    """Semantic facts every converted view of a variants.md game must satisfy."""
+    pack = deck_of(view.rule_set)
+    seats = view.seat_count
+
+    def cards(items: typing.Iterable[cards_pb2.Card]) -> list[Card]:
+        return [card_from_proto(c, "card", pack) for c in items]
+
+    assert game_pb2.GameView.FromString(msg.SerializeToString()) == msg
+    assert game_pb2.RuleSet.Name(msg.rule_set) == f"RULE_SET_{view.rule_set.name}"
+    assert msg.seat_count == seats == len(msg.seats)
+    assert options_from_proto(msg.options) == view.options
+    assert msg.HasField("seat") == (view.seat is not None)
+    if view.seat is not None:
+        assert msg.seat == view.seat
+    assert cards(msg.hand) == list(view.hand)
+    assert cards(msg.dealt) == list(view.dealt)
+    assert [action_from_proto(a, pack) for a in msg.legal_actions] == list(view.legal_actions)
+    assert msg.HasField("to_act") == (view.to_act is not None)
+    assert msg.to_act == (view.to_act or 0)
+    assert game_pb2.Phase.Name(msg.phase) == f"PHASE_{view.phase.name}"
+    assert game_pb2.Prompt.Name(msg.prompt) == f"PROMPT_{view.prompt.name}"
+    assert (msg.scores.team_a, msg.scores.team_b) == view.scores
+    assert (msg.manches.team_a, msg.manches.team_b) == view.manches
+    assert [(h.winner, h.scores.team_a, h.scores.team_b) for h in msg.history] == [
+        (team_to_proto(w), a, b) for w, a, b in view.history
+    ]
+    assert (msg.finished, msg.winner) == (view.finished, team_to_proto(view.winner))
+    assert (msg.hand_number, msg.hands_played) == (view.hand_number, view.hands_played)
+    assert (msg.dealer, msg.eldest, msg.belle) == (view.dealer, view.eldest, view.belle)
+    assert list(msg.governors) == list(view.governors)
+    if view.rule_set == RuleSet.PARTNERSHIP_TRUC:
+        assert list(msg.governors) == [view.dealer, view.eldest]
+    else:
+        assert not msg.governors
+    for info in msg.seats:
+        assert info.team == (game_pb2.TEAM_A if info.seat % 2 == 0 else game_pb2.TEAM_B)
+        assert info.governor == (info.seat in view.governors)
+        assert not info.captain
+        assert not info.shown
+    assert [s.seat for s in msg.seats] == list(range(seats))
+    assert [s.player for s in msg.seats] == list(players[:seats])
+    assert [s.hand_size for s in msg.seats] == list(view.hand_sizes)
+    assert len(msg.tricks) == len(view.tricks)
+    for proto_trick, trick in zip(msg.tricks, view.tricks, strict=True):
+        assert proto_trick.leader == trick.leader
+        assert [(p.seat, card_from_proto(p.card, "c", pack)) for p in proto_trick.plays] == [
+            ((trick.leader + i) % seats, c) for i, c in enumerate(trick.cards)
+        ]
+        assert proto_trick.winner == team_to_proto(trick.winner_team)
+        assert proto_trick.HasField("winning_seat") == (trick.winning_seat is not None)
+        if trick.winner_team is None:
+            assert proto_trick.winner == game_pb2.TEAM_UNSPECIFIED  # spoiled
+        else:
+            assert proto_trick.winning_seat == trick.winning_seat
+    assert msg.current_trick.leader == view.leader
+    assert [(p.seat, card_from_proto(p.card, "c", pack)) for p in msg.current_trick.plays] == (
+        list(view.trick_cards)
+    )
+    assert msg.stake == view.stake
+    assert msg.mon_reste == view.mon_reste
+    if view.mon_reste:
+        assert msg.stake == 0
+    assert msg.redeal_proposed == view.redeal_proposed
+    assert msg.stake_call == (
+        game_pb2.CALL_UNSPECIFIED
+        if view.stake_call is None
+        else call_number(f"CALL_{view.stake_call.name}")
+    )
+    assert msg.HasField("truc_call") == (view.pending is not None)
+    if view.pending is not None:
+        assert msg.truc_call.call == call_number(f"CALL_{view.pending.call.name}")
+        assert (msg.truc_call.caller, msg.truc_call.answerer) == (
+            view.pending.caller,
+            view.pending.answerer,
+        )
+        assert msg.to_act == view.pending.answerer
+    assert msg.hand_decided == (view.decided != UNDECIDED)
+    assert msg.hand_winner == team_to_proto(view.decided)
+    assert [(m.seat, m.WhichOneof("message"), m.signal or m.directive) for m in msg.signals] == [
+        (
+            seat,
+            "signal" if isinstance(m, Signal) else "directive",
+            game_pb2.Signal.Value(f"SIGNAL_{m.name}")
+            if isinstance(m, Signal)
+            else game_pb2.Directive.Value(f"DIRECTIVE_{m.name}"),
+        )
+        for seat, m in view.signals
+    ]
+    assert msg.instruction == (
+        game_pb2.DIRECTIVE_UNSPECIFIED
+        if view.instruction is None
+        else game_pb2.Directive.Value(f"DIRECTIVE_{view.instruction.name}")
+    )
+    # Nothing of Truc y Flou's own is filled.
+    for absent in ("embit", "embit_value", "flor_value"):
+        assert not msg.HasField(absent)
+    assert not msg.flors and not msg.draws and not msg.espintou
+    assert msg.last_raiser == game_pb2.TEAM_UNSPECIFIED
+    assert [e.WhichOneof("kind") for e in msg.events] == [
+        event_to_proto(e, 0).WhichOneof("kind") for e in view.events
+    ]
+    # Privacy: no card but the viewer's own and those played is anywhere in it.
+    allowed = set(view.dealt) | _played_cards(view)
+    for event in view.events:
+        if isinstance(event, CardsDealt):
+            assert event.seat == view.seat
+            allowed |= set(event.cards)
+        elif isinstance(event, CardPlayed):
+            allowed.add(event.card)
+    assert {card_from_proto(c, "c", pack) for c in proto_cards_in(msg)} <= allowed
+    if view.seat is None:
+        assert not msg.hand and not msg.dealt and not msg.legal_actions and not msg.signals
+
+
+def proto_cards_in(message: Message) -> list[cards_pb2.Card]:
+    """Every Card anywhere in ``message``."""
+    if isinstance(message, cards_pb2.Card):
+        return [message]
+    found: list[cards_pb2.Card] = []
+    for field, value in message.ListFields():
+        if field.message_type is not None:
+            for item in value if field.is_repeated else [value]:
+                found.extend(proto_cards_in(item))
+    return found
+
+
+FAMILY_PLAYERS = ("users/ana", "users/bel", "users/cai", "users/dan")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rule_set=st.sampled_from(FAMILY_SETS),
+    play_out=st.booleans(),
+    seven_ace=st.booleans(),
+    two_seats=st.booleans(),
+    seed=st.integers(min_value=0, max_value=2**63 - 1),
+    play_seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_random_family_games_convert_every_event_and_view(
+    *,
+    rule_set: RuleSet,
+    play_out: bool,
+    seven_ace: bool,
+    two_seats: bool,
+    seed: int,
+    play_seed: int,
+) -> None:
+    values: dict[str, object] = {"play_out_all_tricks": play_out, "target_score": 5}
+    if rule_set == RuleSet.CATALAN_TRUC:
+        values["seats"] = 2 if two_seats else 4
+    elif seven_ace:
+        values["trick_order"] = "seven_ace"
+    options = options_from_mapping(rule_set, values)
+    assert options_from_proto(options_to_proto(options)) == options
+    rng = random.Random(play_seed)
+    transition: AnyTransition = registry_new_game(options, seed=seed)
+    seats = seat_count(options)
+    version = 0
+    kinds: set[str] = set()
+    for _ in range(3000):
+        state = transition.state
+        assert isinstance(state, FamilyState)
+        version += 1
+        for event in transition.events:
+            event_msg = event_to_proto(event, version)
+            kinds.add(str(event_msg.WhichOneof("kind")))
+            assert game_pb2.Event.FromString(event_msg.SerializeToString()) == event_msg
+        if state.to_act is None or rng.random() < 0.3:
+            public = None
+            for seat in (*range(seats), None):
+                view = registry_view(state, seat, transition.events)
+                assert isinstance(view, FamilyView)
+                msg = view_to_proto(
+                    view,
+                    name="games/f1",
+                    players=FAMILY_PLAYERS[:seats],
+                    etag=str(version),
+                    deadline_ms=None if seat == 1 else 1_700_000_000_000 + version,
+                    event_versions=[version] * len(view.events),
+                )
+                check_family_view(view, msg, FAMILY_PLAYERS)
+                assert msg.etag == str(version)
+                assert all(e.version == version for e in msg.events)
+                # The watch path: the public part of any seat's view, plus this seat's own.
+                if public is None:
+                    public = public_view_to_proto(
+                        view,
+                        name="games/f1",
+                        players=FAMILY_PLAYERS[:seats],
+                        etag=str(version),
+                        deadline_ms=None if seat == 1 else 1_700_000_000_000 + version,
+                    ).SerializeToString()
+                elif seat != 1:
+                    split = game_pb2.GameView()
+                    seat_view_from_public(split, public, view)
+                    msg.ClearField("events")
+                    assert split == msg
+                minimal = minimal_view_to_proto(view, name="games/f1", etag=str(version))
+                assert (minimal.phase, minimal.prompt, minimal.to_act) == (
+                    msg.phase,
+                    msg.prompt,
+                    msg.to_act,
+                )
+        if state.to_act is None:
+            break
+        seat = state.to_act
+        if rng.random() < 0.1:  # now and then a seat off turn signals or instructs
+            seat = rng.randrange(seats)
+        choices = registry_legal(state, seat)
+        if not choices:
+            continue
+        transition = registry_apply(state, seat, rng.choice(choices))
+    assert transition.state.phase == FamilyPhase.MATCH_OVER
+    assert {"hand_started", "cards_dealt", "match_ended"} <= kinds
+
+
+def test_every_family_option_combination_round_trips() -> None:
+    for rule_set in FAMILY_SETS:
+        variant = FAMILY[rule_set].variant
+        orders = ["seven_eight", "seven_ace"] if "trick_order" in variant.option_names else [None]
+        seats = list(variant.seat_choices) if "seats" in variant.option_names else [None]
+        for order, table, play_out, target, manches in itertools.product(
+            orders, seats, (False, True), (None, 1, 21), (None, 1, 3)
+        ):
+            values: dict[str, object] = {"play_out_all_tricks": play_out}
+            for name, value in (
+                ("trick_order", order),
+                ("seats", table),
+                ("target_score", target),
+                ("manches_to_win", manches),
+            ):
+                if value is not None:
+                    values[name] = value
+            options = options_from_mapping(rule_set, values)
+            explicit = options_to_proto(options)
+            assert game_pb2.RuleSet.Name(explicit.rule_set) == f"RULE_SET_{rule_set.name}"
+            assert explicit.seats == seat_count(options)
+            assert explicit.target_score == options.target_score
+            assert (explicit.trick_order != 0) == (order is not None)
+            for name in ("perique_trick_rank", "ace_value", "responder", "cut"):
+                assert not getattr(explicit, name)
+            assert options_from_proto(explicit) == options
+    # Zero values are each rule set's defaults.
+    for rule_set in FAMILY_SETS:
+        number = game_pb2.RuleSet.Value(f"RULE_SET_{rule_set.name}")
+        assert options_from_proto(game_pb2.RuleOptions(rule_set=number)) == default_options(
+            rule_set
+        )
+    assert options_from_proto(game_pb2.RuleOptions(rule_set=game_pb2.RULE_SET_SACKSON_TRUC)) == (
+        default_options(RuleSet.SACKSON_TRUC)
+    )
+    assert default_options(RuleSet.SACKSON_TRUC).target_score == 16
+
+
+FRENCH = game_pb2.RULE_SET_FRENCH_TRUC
+CATALAN = game_pb2.RULE_SET_CATALAN_TRUC
+PARTNERSHIP = game_pb2.RULE_SET_PARTNERSHIP_TRUC
+
+
+@pytest.mark.parametrize(
+    ("msg", "field"),
+    [
+        (game_pb2.RuleOptions(rule_set=FRENCH, ace_value=1), "options.ace_value: "),
+        (game_pb2.RuleOptions(rule_set=FRENCH, cut=game_pb2.CUT_MODE_CUTTER), "options.cut: "),
+        (
+            game_pb2.RuleOptions(rule_set=PARTNERSHIP, responder=game_pb2.RESPONDER_CALLER),
+            "options.responder: ",
+        ),
+        (
+            game_pb2.RuleOptions(
+                rule_set=CATALAN, perique_trick_rank=game_pb2.PERIQUE_TRICK_RANK_TOP
+            ),
+            "options.perique_trick_rank: ",
+        ),
+        (game_pb2.RuleOptions(rule_set=FRENCH, seats=4), "options.seats: "),
+        (game_pb2.RuleOptions(rule_set=PARTNERSHIP, seats=2), "options.seats: "),
+        (game_pb2.RuleOptions(rule_set=CATALAN, seats=3), "options.seats: "),
+        (game_pb2.RuleOptions(rule_set=CATALAN, seats=6), "options.seats: "),
+        (
+            game_pb2.RuleOptions(rule_set=CATALAN, trick_order=game_pb2.TRICK_ORDER_SEVEN_ACE),
+            "options.trick_order: ",
+        ),
+        (
+            game_pb2.RuleOptions(rule_set=FRENCH, trick_order=game_pb2.TrickOrder.ValueType(9)),
+            "options.trick_order: ",
+        ),
+        (game_pb2.RuleOptions(rule_set=PARTNERSHIP, target_score=251), "options.target_score: "),
+        (game_pb2.RuleOptions(rule_set=FRENCH, manches_to_win=10), "options.manches_to_win: "),
+        (
+            game_pb2.RuleOptions(trick_order=game_pb2.TRICK_ORDER_SEVEN_EIGHT),
+            "options.trick_order: ",
+        ),
+        (game_pb2.RuleOptions(seats=2), "options.seats: "),
+        (game_pb2.RuleOptions(rule_set=game_pb2.RuleSet.ValueType(77)), "options.rule_set: "),
+    ],
+)
+def test_options_another_rule_set_has_are_bad_request_naming_the_field(
+    msg: game_pb2.RuleOptions, field: str
+) -> None:
+    with pytest.raises(InvalidArgument) as caught:
+        options_from_proto(msg)
+    assert caught.value.reason == "BAD_REQUEST"
+    assert caught.value.message.startswith(field), caught.value.message
+
+
+def test_a_fixed_table_size_may_be_given_explicitly() -> None:
+    for number, seats in ((FRENCH, 2), (PARTNERSHIP, 4), (game_pb2.RULE_SET_TRUC_Y_FLOU, 6)):
+        assert seat_count(
+            options_from_proto(game_pb2.RuleOptions(rule_set=number, seats=seats))
+        ) == (seats)
+    two = options_from_proto(game_pb2.RuleOptions(rule_set=CATALAN, seats=2))
+    assert seat_count(two) == 2

@@ -344,13 +344,17 @@ def protocol_valid(action: game_pb2.Action) -> bool:
     """What the protocol (not the rules) accepts: a kind set, known enum numbers."""
     kind = action.WhichOneof("kind")
     if kind == "play_card":
-        return 1 <= action.play_card.suit <= 4 and 1 <= action.play_card.rank <= 10
+        suit, rank = action.play_card.suit, action.play_card.rank
+        spanish = 1 <= suit <= 4 and 1 <= rank <= 10
+        # The piquet pack: hearts, diamonds, clubs, spades; 7, J, K and 8, 9, T, Q, A.
+        piquet = suit in (5, 6, 2, 7) and rank in (7, 8, 10, 11, 12, 13, 14, 15)
+        return spanish or piquet  # a card of either pack (the game refuses another pack's)
     if kind == "call":
-        return 1 <= action.call <= 21
+        return 1 <= action.call <= 25
     if kind == "signal":
-        return 1 <= action.signal <= 6
+        return 1 <= action.signal <= 10
     if kind == "directive":
-        return 1 <= action.directive <= 6
+        return 1 <= action.directive <= 8
     return kind in ("choose_dealer", "cut_deck")
 
 

@@ -7,14 +7,17 @@ this folder."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import pytest
+from truc.v1 import game_pb2
 
 from truc_game.adapters.memory import MemoryGameStore, MemoryVersionFeed
 from truc_game.deadlines import DeadlineSweeper
 from truc_game.service import GameService, NewGame, SeatView, stream_changes
+from truc_protocol.convert import action_from_proto, card_to_proto
 from truc_protocol.errors import (
     Aborted,
     AlreadyExists,
@@ -25,9 +28,20 @@ from truc_protocol.errors import (
     ResourceExhausted,
     ServiceError,
 )
-from truc_rules import RuleOptions, decode_state, legal_actions
-from truc_rules.truc_y_flou.codec import decode_events
-from truc_rules.truc_y_flou.events import TurnTimedOut
+from truc_rules.actions import CALL, PLAY, Call, PlayCard
+from truc_rules.cards import Card
+from truc_rules.event_codec import decode_events
+from truc_rules.events import CardPlayed, TurnTimedOut
+from truc_rules.family import FamilyState, FamilyView
+from truc_rules.registry import (
+    decode_state,
+    default_options,
+    legal_actions,
+    options_from_mapping,
+    rule_set_of,
+)
+from truc_rules.rule_set import RuleSet
+from truc_rules.truc_y_flou import RuleOptions
 from truc_service.tokens import Identity
 
 pytestmark = pytest.mark.unit
@@ -235,3 +249,126 @@ def test_a_watcher_gets_every_version_after_the_one_it_saw_in_order() -> None:
         return seen
 
     assert run(scenario()) == [1, 2, 3, 4]
+
+
+# --- the rule sets of variants.md ---
+
+FRENCH = default_options(RuleSet.FRENCH_TRUC)
+FRENCH_DEAL = ((Card.FC_7, Card.HE_9, Card.SP_T), (Card.HE_8, Card.SP_A, Card.DI_J))
+
+
+def fixed_service(clock: Clock) -> tuple[GameService, MemoryGameStore]:
+    store = MemoryGameStore(clock=clock)
+    game = GameService(
+        store,
+        turn_seconds=30,
+        allow_fixed_deals=True,
+        rate_actions=0,
+        rate_signals=0,
+        rate_window_ms=1000,
+        clock=clock,
+    )
+    return game, store
+
+
+def test_a_family_game_has_as_many_players_as_its_rule_set_has_seats() -> None:
+    game, store = service(Clock())
+    for options, count in (
+        (FRENCH, 2),
+        (default_options(RuleSet.PARTNERSHIP_TRUC), 4),
+        (default_options(RuleSet.CATALAN_TRUC), 4),
+        (options_from_mapping(RuleSet.CATALAN_TRUC, {"seats": 2}), 2),
+    ):
+        for wrong in (count - 1, count + 1, 6 if count != 6 else 4):
+            with pytest.raises(InvalidArgument) as error:
+                run(game.create_game(LOBBY, new_game(options=options, players=PLAYERS[:wrong])))
+            assert error.value.message == (
+                f"players: {rule_set_of(options)} needs {count}, got {wrong}"
+            )
+        with pytest.raises(InvalidArgument) as error:
+            run(
+                game.create_game(
+                    LOBBY, new_game(options=options, players=PLAYERS[:count], dealer=count)
+                )
+            )
+        assert error.value.message == f"dealer: a seat 0-{count - 1}"
+        game_id = f"g-{rule_set_of(options)}-{count}"
+        created = run(
+            game.create_game(
+                LOBBY, new_game(game_id=game_id, options=options, players=PLAYERS[:count])
+            )
+        )
+        assert isinstance(created.view, FamilyView)
+        assert (created.view.rule_set, created.view.seat_count) == (rule_set_of(options), count)
+        state = decode_state(run(store.read(game_id)).state)
+        assert isinstance(state, FamilyState) and state.options == options
+    with pytest.raises(InvalidArgument) as error:
+        run(
+            game.create_game(
+                LOBBY,
+                new_game(options=FRENCH, players=PLAYERS[:2], fixed_draws=[Card.HE_7, Card.HE_8]),
+            )
+        )
+    assert error.value.message.startswith("fixed_draws: french_truc has no draw")
+
+
+def test_a_card_is_read_again_in_the_games_pack_once_the_game_is_loaded() -> None:
+    async def scenario() -> None:
+        game, store = fixed_service(Clock())
+        await game.create_game(
+            LOBBY,
+            new_game(options=FRENCH, players=PLAYERS[:2], fixed_deals=[FRENCH_DEAL], dealer=1),
+        )
+        clubs_seven = game_pb2.Action(play_card=card_to_proto(Card.CL_7))
+        spanish = action_from_proto(clubs_seven)
+        assert spanish == PlayCard(Card.CL_7)  # what the protocol reads before the game is known
+        with pytest.raises(FailedPrecondition) as refusal:
+            await game.submit_action(player(PLAYERS[0]), "g1", spanish, etag="", request_id="")
+        assert refusal.value.reason == "CARD_NOT_IN_HAND"
+        played = await game.submit_action(
+            player(PLAYERS[0]),
+            "g1",
+            spanish,
+            etag="",
+            request_id="",
+            read_in=functools.partial(action_from_proto, clubs_seven),
+        )
+        assert CardPlayed(0, Card.FC_7, 1) in played.view.events
+        assert (await store.read("g1")).version == 2
+
+    run(scenario())
+
+
+def test_a_late_seat_of_a_family_game_refuses_a_redeal_then_plays_its_lowest_card() -> None:
+    async def scenario() -> list[TurnTimedOut]:
+        clock = Clock()
+        game, store = fixed_service(clock)
+        sweeper = DeadlineSweeper(game, store, poll_ms=500)
+        await game.create_game(
+            LOBBY,
+            new_game(
+                options=FRENCH,
+                players=PLAYERS[:2],
+                fixed_deals=[FRENCH_DEAL],
+                dealer=1,
+                turn_seconds=5,
+            ),
+        )
+        await game.submit_action(
+            player(PLAYERS[0]), "g1", CALL[Call.PROPOSE_REDEAL], etag="", request_id=""
+        )
+        timed_out = []
+        for _ in range(2):
+            clock.now += 6
+            assert await sweeper.sweep() == 1
+            _, log = await store.read_with_log("g1")
+            first = decode_events(log[-1].events)[0]
+            assert isinstance(first, TurnTimedOut)
+            timed_out.append(first)
+        view = await game.get_game(player(PLAYERS[1]), "g1")
+        assert view.view.to_act == 1 and view.version == 4
+        return timed_out
+
+    refused_redeal, played = run(scenario())
+    assert refused_redeal == TurnTimedOut(1, CALL[Call.REFUSE])
+    assert played == TurnTimedOut(0, PLAY[Card.HE_9])  # its lowest: 7 8 A K Q J T 9

@@ -3,12 +3,21 @@
 This is the only module that knows both sides: the engine (``truc_rules``)
 never sees a proto message, and the servicer never looks inside an engine
 value. Requests are validated here only as far as the protocol goes (a field
-set, an enum number known, six hands of three cards); what the rules allow is
-left to the engine, which refuses the rest with its own reasons.
+set, an enum number known, a hand per seat of three cards each); what the
+rules allow is left to the engine, which refuses the rest with its own reasons.
 
-It runs on every request (a full :class:`GameView` about once per action), so
-the 40 cards, the interned actions and every enum mapping are built once, at
-import, as tuples and dicts; converting is then table look-ups and keyword
+Every rule set of the family goes through the same functions: a view is a
+Truc y Flou :class:`~truc_rules.truc_y_flou.views.GameView` or a variants.md
+:class:`~truc_rules.family.FamilyView`, and each fills the fields of
+``truc.v1.GameView`` that have a meaning in its rule set. A proto card is read
+in its game's pack (:class:`~truc_rules.cards.Deck`): ``SUIT_CLUBS`` with
+``RANK_SEVEN`` is the seven of bastos in the Spanish pack and the seven of
+clubs in the piquet pack; a card only the other pack has is that pack's card,
+which the engine refuses as not in hand.
+
+It runs on every request (a full view about once per action), so the 72
+cards, the interned actions and every enum mapping are built once, at import,
+as tuples and dicts; converting is then table look-ups and keyword
 constructors. Messages cached here are never handed out: a cached message put
 into a message field or a repeated field is copied by protobuf.
 """
@@ -18,23 +27,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from truc.v1 import cards_pb2, game_pb2, game_service_pb2
 
 from truc_protocol.errors import InvalidArgument
-from truc_rules.cards import DECK, Card, Rank, Suit
-from truc_rules.errors import InvalidSetup
-from truc_rules.family import FamilyOptions, TrickOrder
-from truc_rules.registry import AnyOptions, options_from_mapping
-from truc_rules.rule_set import RuleSet
-from truc_rules.truc_y_flou.actions import (
+from truc_rules.actions import (
     CALL,
     CHOOSE_DEALER,
     DIRECTIVE,
     PLAY,
     SIGNAL,
-    TRUC_LADDER,
     Action,
     Call,
     ChooseDealer,
@@ -42,7 +45,9 @@ from truc_rules.truc_y_flou.actions import (
     Directive,
     Signal,
 )
-from truc_rules.truc_y_flou.events import (
+from truc_rules.cards import PIQUET, SPANISH, Card, Deck, Rank, Suit
+from truc_rules.errors import InvalidSetup
+from truc_rules.events import (
     Called,
     CardPlayed,
     CardsDealt,
@@ -67,6 +72,12 @@ from truc_rules.truc_y_flou.events import (
     TrickCompleted,
     TurnTimedOut,
 )
+from truc_rules.family import FamilyOptions, FamilyView, TrickOrder
+from truc_rules.family import Phase as FamilyPhase
+from truc_rules.family import Prompt as FamilyPrompt
+from truc_rules.registry import FAMILY, AnyOptions, AnyView, deck_of, options_from_mapping
+from truc_rules.rule_set import RuleSet
+from truc_rules.truc_y_flou.actions import TRUC_LADDER
 from truc_rules.truc_y_flou.options import CutMode, Responder, RuleOptions
 from truc_rules.truc_y_flou.ranking import PeriqueTrickRank
 from truc_rules.truc_y_flou.state import (
@@ -94,6 +105,8 @@ __all__ = [
     "options_from_proto",
     "options_to_proto",
     "public_view_to_proto",
+    "rule_set_from_proto",
+    "rule_set_to_proto",
     "seat_view_from_public",
     "team_to_proto",
     "view_to_proto",
@@ -103,9 +116,12 @@ __all__ = [
 _E = TypeVar("_E", bound=Enum)
 _V = TypeVar("_V", bound=int)
 
-_NUM_SEATS: Final = 6
+_MAX_SEATS: Final = 6
+"""The largest table of the family (Truc y Flou's): every seat-indexed table spans it."""
+_TY_SEATS: Final = 6
 _HAND_SIZE: Final = 3
 _CAPTAINS: Final = (0, 3)
+"""Truc y Flou's captains (§2.1); the other rule sets have none."""
 
 
 # --- enum tables, built once from the proto names (which must match the engine's) ---
@@ -127,8 +143,29 @@ def _from_proto(table: Mapping[_E, int]) -> tuple[_E | None, ...]:
 _CALL_TO_PROTO: Final = _to_proto(game_pb2.Call, "CALL_", Call)
 _SIGNAL_TO_PROTO: Final = _to_proto(game_pb2.Signal, "SIGNAL_", Signal)
 _DIRECTIVE_TO_PROTO: Final = _to_proto(game_pb2.Directive, "DIRECTIVE_", Directive)
-_PHASE_TO_PROTO: Final = _to_proto(game_pb2.Phase, "PHASE_", Phase)
-_PROMPT_TO_PROTO: Final = _to_proto(game_pb2.Prompt, "PROMPT_", Prompt)
+
+
+def _merged(*tables: Mapping[Any, _V]) -> dict[Any, _V]:
+    """One table for the phases (or prompts) of both engines. Their members are
+    int enums numbered alike where they mean the same (``Phase.PLAY`` is 2 in
+    both, ``Prompt.TURN`` 0), so a member of either finds its proto number in one
+    dict look-up; a number meaning two things would be a mistake, refused here."""
+    merged: dict[Any, _V] = {}
+    for table in tables:
+        for member, number in table.items():
+            if merged.setdefault(member, number) != number:
+                raise AssertionError(f"{member!r} means two proto values")
+    return merged
+
+
+_PHASE_TO_PROTO: Final[dict[Phase | FamilyPhase, game_pb2.Phase.ValueType]] = _merged(
+    _to_proto(game_pb2.Phase, "PHASE_", Phase),
+    _to_proto(game_pb2.Phase, "PHASE_", FamilyPhase),
+)
+_PROMPT_TO_PROTO: Final[dict[Prompt | FamilyPrompt, game_pb2.Prompt.ValueType]] = _merged(
+    _to_proto(game_pb2.Prompt, "PROMPT_", Prompt),
+    _to_proto(game_pb2.Prompt, "PROMPT_", FamilyPrompt),
+)
 _PERIQUE_TO_PROTO: Final = _to_proto(
     game_pb2.PeriqueTrickRank, "PERIQUE_TRICK_RANK_", PeriqueTrickRank
 )
@@ -177,23 +214,41 @@ _SUIT_FROM_PROTO: Final = _from_proto(
     {s: n for s, n in _SUIT_TO_PROTO.items() if s != Suit.FRENCH_CLUBS}
 )
 _RANK_FROM_PROTO: Final = _from_proto(_RANK_TO_PROTO)
+_SUIT_SPAN: Final = len(_SUIT_FROM_PROTO)
 _RANK_SPAN: Final = len(_RANK_FROM_PROTO)
 
 _CARDS: Final = tuple(
     cards_pb2.Card(suit=_SUIT_TO_PROTO[c.suit], rank=_RANK_TO_PROTO[c.rank]) for c in Card
 )
-"""The proto card of every engine card, indexed by the card."""
+"""The proto card of every engine card (of both packs), indexed by the card."""
 
 
-def _card_numbers() -> tuple[Card | None, ...]:
-    table: list[Card | None] = [None] * (len(_SUIT_FROM_PROTO) * _RANK_SPAN)
-    for card in DECK:
-        table[_SUIT_TO_PROTO[card.suit] * _RANK_SPAN + _RANK_TO_PROTO[card.rank]] = card
+def _card_numbers(own: Deck, other: Deck) -> tuple[Card | None, ...]:
+    """Engine card by ``proto suit * _RANK_SPAN + proto rank`` read in ``own``:
+    its own cards, else the ``other`` pack's (which the engine refuses as not in
+    hand); None where neither pack has a card (and for UNSPECIFIED)."""
+    table: list[Card | None] = [None] * (_SUIT_SPAN * _RANK_SPAN)
+    for deck in (other, own):  # own last: where both packs name a card, it is own's
+        for card in deck.cards:
+            table[_SUIT_TO_PROTO[card.suit] * _RANK_SPAN + _RANK_TO_PROTO[card.rank]] = card
     return tuple(table)
 
 
-_CARD_FROM_NUMBERS: Final = _card_numbers()
-"""Engine card by ``proto suit * _RANK_SPAN + proto rank``; None for UNSPECIFIED."""
+_SPANISH_NUMBERS: Final = _card_numbers(SPANISH, PIQUET)
+_CARD_FROM_NUMBERS: Final = {
+    SPANISH: _SPANISH_NUMBERS,
+    PIQUET: _card_numbers(PIQUET, SPANISH),
+}
+"""Per pack, the engine card of each proto card number."""
+
+Pack = Deck | RuleSet
+"""The pack a proto card is read in: a :class:`Deck`, or the rule set playing with it."""
+
+
+def _numbers(pack: Pack) -> tuple[Card | None, ...]:
+    if pack is SPANISH:
+        return _SPANISH_NUMBERS
+    return _CARD_FROM_NUMBERS[pack if isinstance(pack, Deck) else deck_of(pack)]
 
 
 def card_to_proto(card: Card) -> cards_pb2.Card:
@@ -203,24 +258,47 @@ def card_to_proto(card: Card) -> cards_pb2.Card:
     return msg
 
 
-def card_from_proto(msg: cards_pb2.Card, field: str) -> Card:
-    """The engine card of a proto card; InvalidArgument naming ``field`` if it is none.
+def card_from_proto(
+    msg: cards_pb2.Card, field: str, pack: Pack = SPANISH, *, strict: bool = False
+) -> Card:
+    """The engine card of a proto card read in ``pack``; InvalidArgument naming
+    ``field`` if it is none.
 
-    The reason is BAD_ACTION for a field of an action (``field`` starts with
-    ``"action"``), BAD_REQUEST otherwise.
+    A card only the other pack has is that pack's card (an action's: the engine
+    refuses it as not in hand), or, ``strict``, refused too (a card of a deal or
+    a draw, which must be of the game's pack). The reason is BAD_ACTION for a
+    field of an action (``field`` starts with ``"action"``), BAD_REQUEST otherwise.
     """
     suit = msg.suit
     rank = msg.rank
-    if 0 < suit < len(_SUIT_FROM_PROTO) and 0 < rank < _RANK_SPAN:
-        card = _CARD_FROM_NUMBERS[suit * _RANK_SPAN + rank]
+    if 0 < suit < _SUIT_SPAN and 0 < rank < _RANK_SPAN:
+        card = _numbers(pack)[suit * _RANK_SPAN + rank]
         if card is not None:
+            if strict:
+                deck = pack if isinstance(pack, Deck) else deck_of(pack)
+                if card not in deck:
+                    reason = "BAD_ACTION" if field.startswith("action") else "BAD_REQUEST"
+                    raise InvalidArgument(
+                        reason, f"{field}: {card} is not a card of the {deck.name} pack"
+                    )
             return card
+    raise _bad_card(suit, rank, field)
+
+
+def _bad_card(suit: int, rank: int, field: str) -> InvalidArgument:
     reason = "BAD_ACTION" if field.startswith("action") else "BAD_REQUEST"
     if suit == 0 or rank == 0:
         missing = "suit" if suit == 0 else "rank"
-        raise InvalidArgument(reason, f"{field}: the card's {missing} is unspecified")
-    bad = f"suit {suit}" if not 0 < suit < len(_SUIT_FROM_PROTO) else f"rank {rank}"
-    raise InvalidArgument(reason, f"{field}: unknown card {bad}")
+        return InvalidArgument(reason, f"{field}: the card's {missing} is unspecified")
+    if not 0 < suit < _SUIT_SPAN:
+        return InvalidArgument(reason, f"{field}: unknown card suit {suit}")
+    if not 0 < rank < _RANK_SPAN:
+        return InvalidArgument(reason, f"{field}: unknown card rank {rank}")
+    return InvalidArgument(
+        reason,
+        f"{field}: no card of either pack is {cards_pb2.Rank.Name(cards_pb2.Rank.ValueType(rank))}"
+        f" of {cards_pb2.Suit.Name(cards_pb2.Suit.ValueType(suit))}",
+    )
 
 
 # --- teams ---
@@ -295,15 +373,17 @@ def _bad_action(message: str) -> InvalidArgument:
     return InvalidArgument("BAD_ACTION", message)
 
 
-def action_from_proto(msg: game_pb2.Action) -> Action:
-    """The engine action of a proto action (an interned instance where one exists).
+def action_from_proto(msg: game_pb2.Action, pack: Pack = SPANISH) -> Action:
+    """The engine action of a proto action (an interned instance where one
+    exists), its card read in ``pack``: the game's pack.
 
     Only the protocol is checked: a kind must be set and its enum number known.
-    Seats and cut positions pass through; the engine refuses out-of-range ones.
+    Seats, cut positions, a call, signal or directive of another rule set, and
+    a card of the other pack pass through; the engine refuses them.
     """
     kind = msg.WhichOneof("kind")
     if kind == "play_card":
-        return PLAY[card_from_proto(msg.play_card, "action.play_card")]
+        return PLAY[card_from_proto(msg.play_card, "action.play_card", pack)]
     if kind == "call":
         call_number = msg.call
         call = _CALL_FROM_PROTO[call_number] if 0 <= call_number < len(_CALL_FROM_PROTO) else None
@@ -312,7 +392,7 @@ def action_from_proto(msg: game_pb2.Action) -> Action:
         return CALL[call]
     if kind == "choose_dealer":
         dealer = msg.choose_dealer
-        return CHOOSE_DEALER[dealer] if 0 <= dealer < _NUM_SEATS else ChooseDealer(dealer)
+        return CHOOSE_DEALER[dealer] if 0 <= dealer < _MAX_SEATS else ChooseDealer(dealer)
     if kind == "cut_deck":
         return CutDeck(msg.cut_deck)
     if kind == "signal":
@@ -412,14 +492,30 @@ def options_from_proto(msg: game_pb2.RuleOptions) -> AnyOptions:
         )
         values["trick_order"] = order.value
     if msg.seats:
-        values["seats"] = msg.seats
+        variant = FAMILY[rule_set].variant
+        if "seats" in variant.option_names:
+            values["seats"] = msg.seats
+        elif (msg.seats,) != variant.seat_choices:  # the fixed table size, explicit, is fine
+            raise InvalidArgument(
+                "BAD_REQUEST",
+                f"options.seats: {rule_set} is played by {variant.seat_choices[0]} seats, "
+                f"not {msg.seats}",
+            )
     try:
         return options_from_mapping(rule_set, values)
     except InvalidSetup as exc:
         text = str(exc)
-        name = next((n for n in (*values, "trick_order", "seats") if n in text), "")
-        where = f"options.{name}" if name else "options"
-        raise InvalidArgument("BAD_REQUEST", f"{where}: {text}") from exc
+        raise InvalidArgument("BAD_REQUEST", f"{_option_field(text, values)}: {text}") from exc
+
+
+def _option_field(text: str, values: Mapping[str, object]) -> str:
+    """The field an engine refusal of options is about: the option it names
+    first (``"seats must be 4 or 2"``), or quotes (``"has no rule option 'x'"``)."""
+    first = text.split(" ", 1)[0]
+    if first in values:
+        return f"options.{first}"
+    quoted = sorted((text.find(repr(n)), n) for n in values if repr(n) in text)
+    return f"options.{quoted[0][1]}" if quoted else "options"
 
 
 def _truc_y_flou_options(msg: game_pb2.RuleOptions) -> RuleOptions:
@@ -484,16 +580,18 @@ def options_to_proto(options: AnyOptions) -> game_pb2.RuleOptions:
     )
 
 
-def deal_from_proto(msg: game_pb2.Deal, field: str) -> tuple[tuple[Card, ...], ...]:
-    """Six hands of three cards; InvalidArgument BAD_REQUEST naming ``field`` otherwise.
+def deal_from_proto(
+    msg: game_pb2.Deal, field: str, seats: int = _TY_SEATS, pack: Pack = SPANISH
+) -> tuple[tuple[Card, ...], ...]:
+    """One hand of three cards per seat (``seats`` of them), cards of ``pack``;
+    InvalidArgument BAD_REQUEST naming ``field`` otherwise (a card of the other
+    pack included).
 
     Duplicate cards are left to the engine, which refuses such a deal.
     """
     hands = msg.hands
-    if len(hands) != _NUM_SEATS:
-        raise InvalidArgument(
-            "BAD_REQUEST", f"{field}: a deal has {_NUM_SEATS} hands, not {len(hands)}"
-        )
+    if len(hands) != seats:
+        raise InvalidArgument("BAD_REQUEST", f"{field}: a deal has {seats} hands, not {len(hands)}")
     result: list[tuple[Card, ...]] = []
     for i, hand in enumerate(hands):
         cards = hand.cards
@@ -503,7 +601,10 @@ def deal_from_proto(msg: game_pb2.Deal, field: str) -> tuple[tuple[Card, ...], .
                 f"{field}.hands[{i}]: a hand has {_HAND_SIZE} cards, not {len(cards)}",
             )
         result.append(
-            tuple(card_from_proto(c, f"{field}.hands[{i}].cards[{j}]") for j, c in enumerate(cards))
+            tuple(
+                card_from_proto(c, f"{field}.hands[{i}].cards[{j}]", pack, strict=True)
+                for j, c in enumerate(cards)
+            )
         )
     return tuple(result)
 
@@ -716,7 +817,7 @@ def _fill_plays(target: game_pb2.Trick, plays: Iterable[tuple[int, Card]]) -> No
         add(seat=seat, card=cards[card])
 
 
-def minimal_view_to_proto(view: GameView, *, name: str, etag: str) -> game_pb2.GameView:
+def minimal_view_to_proto(view: AnyView, *, name: str, etag: str) -> game_pb2.GameView:
     """The RESPONSE_VIEW_MINIMAL subset of :func:`view_to_proto` (no events)."""
     msg = game_pb2.GameView(
         name=name,
@@ -755,7 +856,7 @@ def _watch_event_bytes(event: Event, version: int) -> bytes:
 
 
 def view_to_proto(
-    view: GameView,
+    view: AnyView,
     *,
     name: str,
     players: Sequence[str],
@@ -763,7 +864,7 @@ def view_to_proto(
     deadline_ms: int | None,
     event_versions: Sequence[int] = (),
 ) -> game_pb2.GameView:
-    """The proto message of a seat's (or a spectator's) view.
+    """The proto message of a seat's (or a spectator's) view, of any rule set.
 
     ``players`` names the player of each seat ("" past its end); ``deadline_ms``
     is the turn deadline in milliseconds since the epoch; ``event_versions``
@@ -776,7 +877,7 @@ def view_to_proto(
     return msg
 
 
-def seat_view_from_public(target: game_pb2.GameView, public: bytes, view: GameView) -> None:
+def seat_view_from_public(target: game_pb2.GameView, public: bytes, view: AnyView) -> None:
     """Fill the empty ``target`` with ``view`` as :func:`view_to_proto` would,
     but without its events, from ``public``: the serialized
     :func:`public_view_to_proto` of any view of the same game at the same
@@ -785,7 +886,7 @@ def seat_view_from_public(target: game_pb2.GameView, public: bytes, view: GameVi
 
 
 def public_view_to_proto(
-    view: GameView,
+    view: AnyView,
     *,
     name: str,
     players: Sequence[str],
@@ -794,7 +895,37 @@ def public_view_to_proto(
 ) -> game_pb2.GameView:
     """The part of :func:`view_to_proto` that is the same for every seat: all
     but ``seat``, ``legal_actions``, ``hand``, ``dealt``, ``embit_value``,
-    ``flor_value``, ``signals`` (the viewer's team's) and ``events``."""
+    ``flor_value``, ``signals`` (the viewer's team's), ``instruction`` (the
+    viewer's) and ``events``."""
+    if isinstance(view, FamilyView):
+        msg = _family_public_view(view, name=name, players=players, etag=etag)
+    else:
+        msg = _truc_y_flou_public_view(view, name=name, players=players, etag=etag)
+    msg.options.CopyFrom(_options_proto(view.options))
+    if deadline_ms is not None:
+        seconds, millis = divmod(deadline_ms, 1000)
+        deadline = msg.deadline
+        deadline.seconds = seconds
+        deadline.nanos = millis * 1_000_000
+    return msg
+
+
+def _fill_common(msg: game_pb2.GameView, view: AnyView) -> None:
+    """The scores, manches and history: the same in every rule set."""
+    score = msg.scores
+    score.team_a, score.team_b = view.scores
+    score = msg.manches
+    score.team_a, score.team_b = view.manches
+    add_result = msg.history.add
+    for winner, score_a, score_b in view.history:
+        score = add_result(winner=team_to_proto(winner)).scores
+        score.team_a = score_a
+        score.team_b = score_b
+
+
+def _truc_y_flou_public_view(
+    view: GameView, *, name: str, players: Sequence[str], etag: str
+) -> game_pb2.GameView:
     cards = _CARDS
     decided = view.decided
     msg = game_pb2.GameView(
@@ -802,7 +933,7 @@ def public_view_to_proto(
         phase=_PHASE_TO_PROTO[view.phase],
         to_act=view.to_act,
         prompt=_PROMPT_TO_PROTO[view.prompt],
-        espintou=[team for team, flag in zip(_TEAMS, view.espintou, strict=True) if flag],
+        espintou=_ESPINTOU[view.espintou],
         belle=view.belle,
         finished=view.finished,
         winner=team_to_proto(view.winner),
@@ -816,16 +947,19 @@ def public_view_to_proto(
         hand_decided=decided != UNDECIDED,
         hand_winner=team_to_proto(decided),
         etag=etag,
+        rule_set=_TRUC_Y_FLOU,
+        seat_count=_TY_SEATS,
     )
-    score = msg.scores
+    score = msg.scores  # as _fill_common, inline on Truc y Flou's (the hottest) path
     score.team_a, score.team_b = view.scores
     score = msg.manches
     score.team_a, score.team_b = view.manches
-    add_result = msg.history.add
-    for winner, score_a, score_b in view.history:
-        score = add_result(winner=team_to_proto(winner)).scores
-        score.team_a = score_a
-        score.team_b = score_b
+    if view.history:
+        add_result = msg.history.add
+        for winner, score_a, score_b in view.history:
+            score = add_result(winner=team_to_proto(winner)).scores
+            score.team_a = score_a
+            score.team_b = score_b
     if view.draws:
         msg.draws.extend([cards[c] for pair in view.draws for c in pair])
 
@@ -833,7 +967,7 @@ def public_view_to_proto(
     n_players = len(players)
     hand_sizes = view.hand_sizes
     shown = view.shown
-    for seat in range(_NUM_SEATS):
+    for seat in range(_TY_SEATS):
         info = add_seat(
             seat=seat,
             team=_TEAMS[seat % 2],
@@ -853,7 +987,7 @@ def public_view_to_proto(
                 winner=team_to_proto(trick.winner_team),
                 winning_seat=trick.winning_seat,
             ),
-            (((leader + i) % _NUM_SEATS, c) for i, c in enumerate(trick.cards)),
+            (((leader + i) % _TY_SEATS, c) for i, c in enumerate(trick.cards)),
         )
     current = msg.current_trick
     current.leader = view.leader
@@ -870,13 +1004,83 @@ def public_view_to_proto(
     add_flor = msg.flors.add
     for flor in view.flors:
         _fill_flor(add_flor(), flor)
-    msg.options.CopyFrom(_options_proto(view.options))
-    if deadline_ms is not None:
-        seconds, millis = divmod(deadline_ms, 1000)
-        deadline = msg.deadline
-        deadline.seconds = seconds
-        deadline.nanos = millis * 1_000_000
     return msg
+
+
+def _family_public_view(
+    view: FamilyView, *, name: str, players: Sequence[str], etag: str
+) -> game_pb2.GameView:
+    decided = view.decided
+    seats = view.seat_count
+    msg = game_pb2.GameView(
+        name=name,
+        phase=_PHASE_TO_PROTO[view.phase],
+        to_act=view.to_act,
+        prompt=_PROMPT_TO_PROTO[view.prompt],
+        belle=view.belle,
+        finished=view.finished,
+        winner=team_to_proto(view.winner),
+        hand_number=view.hand_number,
+        hands_played=view.hands_played,
+        dealer=view.dealer,
+        eldest=view.eldest,
+        stake=view.stake,
+        stake_call=_opt_call(view.stake_call),
+        hand_decided=decided != UNDECIDED,
+        hand_winner=team_to_proto(decided),
+        etag=etag,
+        rule_set=_RULE_SET_TO_PROTO[view.rule_set],
+        seat_count=seats,
+        governors=view.governors,
+        mon_reste=view.mon_reste,
+        redeal_proposed=view.redeal_proposed,
+    )
+    _fill_common(msg, view)
+
+    add_seat = msg.seats.add
+    n_players = len(players)
+    hand_sizes = view.hand_sizes
+    governors = view.governors
+    for seat in range(seats):
+        add_seat(
+            seat=seat,
+            team=_TEAMS[seat % 2],
+            player=players[seat] if seat < n_players else "",
+            hand_size=hand_sizes[seat],
+            governor=seat in governors,
+        )
+
+    add_trick = msg.tricks.add
+    for trick in view.tricks:
+        leader = trick.leader
+        _fill_plays(
+            add_trick(
+                leader=leader,
+                winner=team_to_proto(trick.winner_team),
+                winning_seat=trick.winning_seat,
+            ),
+            (((leader + i) % seats, c) for i, c in enumerate(trick.cards)),
+        )
+    current = msg.current_trick
+    current.leader = view.leader
+    _fill_plays(current, view.trick_cards)
+
+    pending = view.pending
+    if pending is not None:
+        call = msg.truc_call
+        call.call = _CALL_TO_PROTO[pending.call]
+        call.caller = pending.caller
+        call.answerer = pending.answerer
+    return msg
+
+
+_TRUC_Y_FLOU: Final = game_pb2.RULE_SET_TRUC_Y_FLOU
+_ESPINTOU: Final = {
+    (a, b): tuple(team for team, flag in zip(_TEAMS, (a, b), strict=True) if flag)
+    for a in (False, True)
+    for b in (False, True)
+}
+"""GameView.espintou of each pair of Truc y Flou's flags (§2.3)."""
 
 
 # The fields only the viewer's seat sees, serialized one value at a time, once:
@@ -888,7 +1092,7 @@ def _view_bytes(**fields: object) -> bytes:
     return game_pb2.GameView(**fields).SerializeToString()  # type: ignore[arg-type]
 
 
-_SEAT_BYTES: Final = tuple(_view_bytes(seat=seat) for seat in range(_NUM_SEATS))
+_SEAT_BYTES: Final = tuple(_view_bytes(seat=seat) for seat in range(_MAX_SEATS))
 _HAND_BYTES: Final = tuple(_view_bytes(hand=[card]) for card in _CARDS)
 _DEALT_BYTES: Final = tuple(_view_bytes(dealt=[card]) for card in _CARDS)
 _LEGAL_ACTION_BYTES: Final = {
@@ -896,13 +1100,16 @@ _LEGAL_ACTION_BYTES: Final = {
 }
 _SIGNAL_BYTES: Final = {
     (seat, signal): _view_bytes(signals=[game_pb2.TeamMessage(seat=seat, signal=number)])
-    for seat in range(_NUM_SEATS)
+    for seat in range(_MAX_SEATS)
     for signal, number in _SIGNAL_TO_PROTO.items()
 }
 _DIRECTIVE_BYTES: Final = {
     (seat, directive): _view_bytes(signals=[game_pb2.TeamMessage(seat=seat, directive=number)])
-    for seat in range(_NUM_SEATS)
+    for seat in range(_MAX_SEATS)
     for directive, number in _DIRECTIVE_TO_PROTO.items()
+}
+_INSTRUCTION_BYTES: Final = {
+    directive: _view_bytes(instruction=number) for directive, number in _DIRECTIVE_TO_PROTO.items()
 }
 
 
@@ -911,10 +1118,11 @@ def _value_bytes(field: str, value: int) -> bytes:
     return _view_bytes(**{field: value})
 
 
-def _seat_fields(view: GameView) -> bytes:
+def _seat_fields(view: AnyView) -> bytes:
     """The fields of ``view`` that :func:`public_view_to_proto` leaves out, but
     its events, serialized: ``seat``, ``legal_actions``, ``hand``, ``dealt``,
-    ``embit_value``, ``flor_value`` and ``signals``."""
+    ``signals``, and Truc y Flou's ``embit_value`` and ``flor_value`` or the
+    other rule sets' ``instruction``."""
     parts: list[bytes] = []
     if view.seat is not None:
         parts.append(_SEAT_BYTES[view.seat])
@@ -928,10 +1136,14 @@ def _seat_fields(view: GameView) -> bytes:
     parts += [hand[card] for card in view.hand]
     dealt = _DEALT_BYTES
     parts += [dealt[card] for card in view.dealt]
-    if view.embit_value is not None:
-        parts.append(_value_bytes("embit_value", view.embit_value))
-    if view.flor_value is not None:
-        parts.append(_value_bytes("flor_value", view.flor_value))
+    if isinstance(view, FamilyView):
+        if view.instruction is not None:
+            parts.append(_INSTRUCTION_BYTES[view.instruction])
+    else:
+        if view.embit_value is not None:
+            parts.append(_value_bytes("embit_value", view.embit_value))
+        if view.flor_value is not None:
+            parts.append(_value_bytes("flor_value", view.flor_value))
     for seat, message in view.signals:
         # Not one dict keyed by both enums: Directive.TRUC == Call.TRUC == "TRUC".
         if isinstance(message, Signal):

@@ -5,7 +5,7 @@ The game service checks ``sub`` (the player), ``role`` (``player``, ``lobby``,
 ``exp`` (verification: :class:`truc_service.tokens.TokenVerifier`).
 :func:`issue_token` signs one with the standard library, for whoever holds the
 key: the tests, the benchmarks, and the ``truc`` command's own games (``truc
-scenario --via`` creates its game and acts for all six seats, as the lobby
+scenario --via`` creates its game and acts for every seat, as the lobby
 would). :data:`DEV_SECRET` is the one definition of the public development key.
 """
 

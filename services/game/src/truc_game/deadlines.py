@@ -4,10 +4,12 @@ Each game's deadline is kept in the store (:meth:`~truc_game.ports.GameStore.due
 so any replica may act for a seat whose time ran out, and a restart loses none.
 A replica :meth:`~truc_game.ports.GameStore.claim`\\ s a due deadline (moving it
 ``lease_ms`` ahead, so another replica retries if this one dies), then applies
-the rules' deterministic default action (refuse, fold, play the lowest card:
-:func:`truc_rules.truc_y_flou.defaults.default_action`) with one
-compare-and-set, preceded by a ``TurnTimedOut`` event. A conflict means a
-player acted first: nothing to do.
+the rules' deterministic default action of the game's rule set
+(:func:`truc_rules.registry.default_action`: in Truc y Flou pass a poll, fold
+a raise, play the lowest card; in the variants.md rule sets refuse a redeal, fold
+a pending raise or mon reste, play the lowest legal card, obeying a binding
+instruction) with one compare-and-set, preceded by a ``TurnTimedOut`` event. A
+conflict means a player acted first: nothing to do.
 """
 
 from __future__ import annotations
@@ -17,10 +19,9 @@ import logging
 from typing import Final
 
 from truc_protocol.errors import ServiceError
-from truc_rules import apply_action, decode_state, encode_state
-from truc_rules.truc_y_flou.codec import encode_events
-from truc_rules.truc_y_flou.defaults import default_action
-from truc_rules.truc_y_flou.events import TurnTimedOut
+from truc_rules.event_codec import encode_events
+from truc_rules.events import TurnTimedOut
+from truc_rules.registry import apply_action, decode_state, default_action, encode_state
 from truc_telemetry import logs
 
 from . import metrics

@@ -20,7 +20,15 @@ from typing import Final
 
 from prometheus_client import Counter, Gauge
 
-from truc_rules import Action, ChooseDealer, CutDeck, MakeCall, PlayCard, SendDirective, SendSignal
+from truc_rules.actions import (
+    Action,
+    ChooseDealer,
+    CutDeck,
+    MakeCall,
+    PlayCard,
+    SendDirective,
+    SendSignal,
+)
 
 __all__ = [
     "ACTIONS",

@@ -18,6 +18,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from truc_protocol.errors import (
     Aborted,
@@ -28,25 +29,27 @@ from truc_protocol.errors import (
     PermissionDenied,
     ResourceExhausted,
 )
-from truc_rules import (
-    Action,
-    Card,
-    GameState,
-    GameView,
-    IllegalAction,
-    InvalidSetup,
-    RuleOptions,
-    SendDirective,
-    SendSignal,
+from truc_rules.actions import Action, PlayCard, SendDirective, SendSignal
+from truc_rules.cards import SPANISH, Card, Deck
+from truc_rules.errors import IllegalAction, InvalidSetup
+from truc_rules.event_codec import decode_events, encode_events
+from truc_rules.events import Event
+from truc_rules.family import Phase as FamilyPhase
+from truc_rules.registry import (
+    AnyOptions,
+    AnyState,
+    AnyView,
     apply_action,
+    deck_of,
     decode_state,
     encode_state,
     new_game,
+    rule_set_of,
+    seat_count,
     view_for,
 )
-from truc_rules.truc_y_flou.codec import decode_events, encode_events
-from truc_rules.truc_y_flou.events import Event
-from truc_rules.truc_y_flou.state import Deal, Phase
+from truc_rules.rule_set import RuleSet
+from truc_rules.truc_y_flou.state import Phase
 from truc_service.tokens import Identity
 from truc_telemetry import logs
 
@@ -63,7 +66,7 @@ from .ports import (
     VersionConflict,
 )
 
-__all__ = ["GameService", "NewGame", "SeatView", "Watch", "applied", "is_over"]
+__all__ = ["ActionReader", "GameService", "NewGame", "SeatView", "Watch", "applied", "is_over"]
 
 log = logging.getLogger("truc.game")
 
@@ -71,6 +74,13 @@ MAX_PLAYER_ID = 128
 MAX_REQUEST_ID = 64
 MAX_ETAG = 64
 _CONFLICTS = metrics.CAS_CONFLICTS.labels("player")
+_OVER: Final = (Phase.MATCH_OVER, Phase.NO_DEAL, FamilyPhase.MATCH_OVER, FamilyPhase.NO_DEAL)
+"""The phases after which nothing can happen, in every rule set."""
+
+Deal = tuple[tuple[Card, ...], ...]
+"""One hand of three cards per seat, seat 0 first."""
+ActionReader = Callable[[Deck], Action]
+"""An action read in a pack (a card's reading depends on the game's pack)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +90,14 @@ class SeatView:
     game_id: str
     seat: int | None
     version: int
-    view: GameView
+    view: AnyView
     event_versions: tuple[int, ...]
     """The version of each event in ``view.events``."""
     meta: GameMeta
     deadline_ms: int | None
     source: Entry | None = None
     """The event-log entry the view was built from (the watch path), if any: the
-    views of one entry differ only in what :func:`~truc_rules.truc_y_flou.view_for`
+    views of one entry differ only in what :func:`~truc_rules.registry.view_for`
     hides from each seat, so a transport may share the rest between them."""
 
     @property
@@ -111,14 +121,18 @@ class NewGame:
 
     game_id: str
     players: Sequence[str]
-    options: RuleOptions
+    """One distinct player per seat of the rule set, seat 0 first."""
+    options: AnyOptions
+    """The rule set's options (the rule set is theirs)."""
     turn_seconds: int
     dealer: int | None
     fixed_deals: Sequence[Deal]
+    """Tests only: one hand per seat in each deal."""
     start_scores: tuple[int, int]
     start_manches: tuple[int, int]
     fixed_draws: Sequence[Card] = ()
-    """The cards of each draw for the dealer (§2.4): team A's, then team B's, per draw."""
+    """Truc y Flou only: the cards of each draw for the dealer (§2.4), team A's,
+    then team B's, per draw."""
 
 
 class GameService:
@@ -146,12 +160,17 @@ class GameService:
     async def create_game(self, identity: Identity, request: NewGame) -> SeatView:
         if identity.role != "lobby":
             raise PermissionDenied("LOBBY_ONLY", "only the lobby may create games")
+        options = request.options
+        rule_set = rule_set_of(options)
+        seats = seat_count(options)
         players = tuple(request.players)
-        if len(players) != 6:
-            raise InvalidArgument("BAD_REQUEST", f"players: need 6, got {len(players)}")
+        if len(players) != seats:
+            raise InvalidArgument(
+                "BAD_REQUEST", f"players: {rule_set} needs {seats}, got {len(players)}"
+            )
         if any(not p or len(p) > MAX_PLAYER_ID for p in players):
             raise InvalidArgument("BAD_REQUEST", f"players: ids are 1-{MAX_PLAYER_ID} characters")
-        if len(set(players)) != 6:
+        if len(set(players)) != seats:
             raise InvalidArgument("BAD_REQUEST", "players: a player may hold only one seat")
         game_id = request.game_id or new_game_id()
         if not valid_game_id(game_id):
@@ -165,6 +184,11 @@ class GameService:
                 "FIXED_DEALS_DISABLED",
                 "fixed_deals need a server started with TRUC_ALLOW_FIXED_DEALS=1",
             )
+        if request.fixed_draws and rule_set != RuleSet.TRUC_Y_FLOU:
+            raise InvalidArgument(
+                "BAD_REQUEST",
+                f"fixed_draws: {rule_set} has no draw for the first deal (give a dealer)",
+            )
         if not fixed and (
             any(request.start_scores) or any(request.start_manches) or request.fixed_draws
         ):
@@ -173,14 +197,14 @@ class GameService:
             )
         if fixed and request.dealer is None and not request.fixed_draws:
             raise InvalidArgument("BAD_REQUEST", "fixed_deals need a dealer or fixed_draws")
-        if request.dealer is not None and not 0 <= request.dealer <= 5:
-            raise InvalidArgument("BAD_REQUEST", "dealer: a seat 0-5")
+        if request.dealer is not None and not 0 <= request.dealer < seats:
+            raise InvalidArgument("BAD_REQUEST", f"dealer: a seat 0-{seats - 1}")
         if len(request.fixed_draws) % 2:
             raise InvalidArgument("BAD_REQUEST", "fixed_draws: pairs of cards (A's, then B's)")
         draws = list(zip(request.fixed_draws[::2], request.fixed_draws[1::2], strict=True))
         try:
             transition = new_game(
-                request.options,
+                options,
                 seed=None if fixed else secrets.randbits(63),
                 deals=list(request.fixed_deals) if fixed else None,
                 dealer=request.dealer,
@@ -262,9 +286,22 @@ class GameService:
     # ------------------------------------------------------------------ act
 
     async def submit_action(
-        self, identity: Identity, game_id: str, action: Action, *, etag: str, request_id: str
+        self,
+        identity: Identity,
+        game_id: str,
+        action: Action,
+        *,
+        etag: str,
+        request_id: str,
+        read_in: ActionReader | None = None,
     ) -> SeatView:
-        """Apply one action for the caller's seat; the view holds its events only."""
+        """Apply one action for the caller's seat; the view holds its events only.
+
+        ``read_in`` reads the action again in the game's pack, once the game is
+        loaded, when its reading depends on the pack (a card named by suit and
+        rank: the protocol's ``SUIT_CLUBS`` seven is the seven of bastos in the
+        Spanish pack and of clubs in the piquet pack); ``action`` is its reading
+        in the Spanish pack, which decides how it is rate-limited."""
         if len(request_id) > MAX_REQUEST_ID:
             raise InvalidArgument("BAD_REQUEST", f"request_id: at most {MAX_REQUEST_ID} characters")
         if len(etag) > MAX_ETAG:
@@ -304,6 +341,10 @@ class GameService:
                 f"the game is at version {snapshot.version}, not the etag sent; refresh and retry",
             )
         state = decode_state(snapshot.state)
+        if read_in is not None and isinstance(action, PlayCard):
+            pack = deck_of(rule_set_of(state))
+            if pack is not SPANISH:  # ``action`` is the Spanish pack's reading already
+                action = read_in(pack)
         try:
             transition = apply_action(state, seat, action)
         except IllegalAction as exc:
@@ -383,19 +424,19 @@ class GameService:
         """The service's clock, in milliseconds."""
         return int(self._clock() * 1000)
 
-    def deadline_for(self, state: GameState, turn_seconds: int) -> int | None:
+    def deadline_for(self, state: AnyState, turn_seconds: int) -> int | None:
         """When the seat to act in ``state`` runs out of time (None: nobody acts)."""
         if state.to_act is None:
             return None
         return self.now_ms() + turn_seconds * 1000
 
 
-def is_over(state: GameState) -> bool:
+def is_over(state: AnyState | AnyView) -> bool:
     """Nothing more can happen in the game: the match is over (or its fixed deals ran out)."""
-    return state.phase in (Phase.MATCH_OVER, Phase.NO_DEAL)
+    return state.phase in _OVER
 
 
-def applied(action: Action, origin: str, before: GameState, after: GameState, version: int) -> None:
+def applied(action: Action, origin: str, before: AnyState, after: AnyState, version: int) -> None:
     """Count and log an action once committed: by kind, never the card (a hidden
     card must never reach a log, and a played one is in the game's event log)."""
     kind = metrics.action_kind(action)
@@ -412,7 +453,7 @@ def applied(action: Action, origin: str, before: GameState, after: GameState, ve
 
 
 @functools.lru_cache(maxsize=1024)
-def _decoded(entry: Entry) -> tuple[GameState, tuple[Event, ...]]:
+def _decoded(entry: Entry) -> tuple[AnyState, tuple[Event, ...]]:
     """The state and events of an event-log entry, decoded once for all the
     watchers of a version (a pure function of the entry's bytes; the engine never
     mutates a state, so they share it). 1,024 entries: the versions being fanned
@@ -439,5 +480,5 @@ async def stream_changes(
     async for entry in entries:
         seat_view = service.entry_view(game_id, seat, entry, meta)
         yield seat_view
-        if seat_view.view.phase in (Phase.MATCH_OVER, Phase.NO_DEAL):
+        if is_over(seat_view.view):
             return

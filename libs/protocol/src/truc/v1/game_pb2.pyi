@@ -35,9 +35,12 @@ class _TeamEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Team.ValueType],
     """Seats 1, 3, 5."""
 
 class Team(_Team, metaclass=_TeamEnumTypeWrapper):
-    """Seats are numbered 0-5 in the order of play. Team A holds seats 0, 2, 4 and
-    team B seats 1, 3, 5; the captains sit in seats 0 (A) and 3 (B). Section
-    numbers (§) refer to the rules, shared/spec/rules.md.
+    """Seats are numbered in the order of play, and teams alternate: team A holds
+    the even seats, team B the odd ones. Truc y Flou has seats 0-5 (captains in
+    seats 0 and 3), partnership and Catalan Truc 0-3, French, Sackson and
+    two-seat Catalan Truc 0-1 (GameView.rule_set, GameView.seat_count). Section
+    numbers (§) refer to the Truc y Flou rules, V-numbers to the other rule sets
+    (the player's guide is docs/rule-sets.md).
 
     A team.
     """
@@ -638,7 +641,7 @@ class Action(_message.Message):
     call: Global___Call.ValueType
     """Make a call (a declaration, an answer, a truc call)."""
     choose_dealer: _builtins.int
-    """The captain who won the draw names the first dealer (a seat 0-5)."""
+    """Truc y Flou: the captain who won the draw names the first dealer (a seat 0-5)."""
     cut_deck: _builtins.int
     """The cutter cuts the pack: this many cards (1-39) go under."""
     signal: Global___Signal.ValueType
@@ -1972,7 +1975,9 @@ Global___Event: _TypeAlias = Event  # noqa: Y015
 
 @_typing.final
 class Deal(_message.Message):
-    """Six hands of three cards, seat 0 to seat 5."""
+    """One hand of three cards per seat, seat 0 first (six, four or two hands by
+    rule set).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class GameServiceStub:
-    """GameService runs Truc y Flou matches. It is stateless: any replica serves
+    """GameService runs matches of every rule set of the family (Truc y Flou, the
+    default, and French, Sackson, partnership and Catalan Truc). It is stateless: any replica serves
     any game, and every response is filtered to the caller's seat.
 
     Every call carries `authorization: Bearer <JWT>` metadata (HS256, issued by
@@ -85,7 +86,8 @@ class GameServiceStub:
 
 
 class GameServiceServicer:
-    """GameService runs Truc y Flou matches. It is stateless: any replica serves
+    """GameService runs matches of every rule set of the family (Truc y Flou, the
+    default, and French, Sackson, partnership and Catalan Truc). It is stateless: any replica serves
     any game, and every response is filtered to the caller's seat.
 
     Every call carries `authorization: Bearer <JWT>` metadata (HS256, issued by
@@ -212,7 +214,8 @@ def add_GameServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class GameService:
-    """GameService runs Truc y Flou matches. It is stateless: any replica serves
+    """GameService runs matches of every rule set of the family (Truc y Flou, the
+    default, and French, Sackson, partnership and Catalan Truc). It is stateless: any replica serves
     any game, and every response is filtered to the caller's seat.
 
     Every call carries `authorization: Bearer <JWT>` metadata (HS256, issued by

@@ -27,7 +27,8 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class GameServiceStub:
-    """GameService runs Truc y Flou matches. It is stateless: any replica serves
+    """GameService runs matches of every rule set of the family (Truc y Flou, the
+    default, and French, Sackson, partnership and Catalan Truc). It is stateless: any replica serves
     any game, and every response is filtered to the caller's seat.
 
     Every call carries `authorization: Bearer <JWT>` metadata (HS256, issued by
@@ -113,7 +114,8 @@ class GameServiceStub:
 
 @_typing.type_check_only
 class GameServiceAsyncStub(GameServiceStub):
-    """GameService runs Truc y Flou matches. It is stateless: any replica serves
+    """GameService runs matches of every rule set of the family (Truc y Flou, the
+    default, and French, Sackson, partnership and Catalan Truc). It is stateless: any replica serves
     any game, and every response is filtered to the caller's seat.
 
     Every call carries `authorization: Bearer <JWT>` metadata (HS256, issued by
@@ -195,7 +197,8 @@ class GameServiceAsyncStub(GameServiceStub):
     """
 
 class GameServiceServicer(metaclass=_abc_1.ABCMeta):
-    """GameService runs Truc y Flou matches. It is stateless: any replica serves
+    """GameService runs matches of every rule set of the family (Truc y Flou, the
+    default, and French, Sackson, partnership and Catalan Truc). It is stateless: any replica serves
     any game, and every response is filtered to the caller's seat.
 
     Every call carries `authorization: Bearer <JWT>` metadata (HS256, issued by

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from truc_rules.cards import DECK, Card
+from truc_rules.cards import DECK, SPANISH, Card
 from truc_rules.errors import IllegalAction, InvalidSetup, Reason
 from truc_rules.tricks import hand_decision
 
@@ -307,7 +307,14 @@ def _checked_deal(deal: Deal) -> Deal:
     cards = [Card(c) for hand in deal for c in hand]
     if len(set(cards)) != len(cards):
         raise InvalidSetup("a deal holds a card twice")
+    _check_spanish(cards)
     return tuple(tuple(Card(c) for c in hand) for hand in deal)
+
+
+def _check_spanish(cards: Iterable[Card]) -> None:
+    strange = [str(c) for c in cards if c not in SPANISH]
+    if strange:
+        raise InvalidSetup(f"not cards of the Spanish pack: {', '.join(strange)}")
 
 
 def _draw_for_deal(
@@ -326,6 +333,7 @@ def _draw_for_deal(
         pairs = [(Card(a), Card(b)) for a, b in draws]
         if not pairs:
             raise InvalidSetup("draws is empty")
+        _check_spanish(c for pair in pairs for c in pair)
         for i, (a, b) in enumerate(pairs):
             if a == b:
                 raise InvalidSetup("a draw holds one card twice")

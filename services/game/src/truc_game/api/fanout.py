@@ -2,8 +2,8 @@
 
 Every watcher of a game on this replica is handed the same event-log entry
 (:mod:`truc_game.adapters.redis_feed`); the views of it differ only in the fields that
-:func:`~truc_rules.truc_y_flou.view_for` fills for the viewer (its hand, its legal
-actions, its team's signals, the events it may see). :class:`PublicViews`
+:func:`~truc_rules.registry.view_for` fills for the viewer (its hand, its legal
+actions, its team's signals, its instruction, the events it may see). :class:`PublicViews`
 keeps the rest, serialized, for the last versions watched, so each watcher
 only adds its own fields (:func:`.convert.seat_view_from_public`).
 

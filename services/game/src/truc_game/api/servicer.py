@@ -9,6 +9,7 @@ error table (:func:`truc_service.errors.to_status`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 
 import grpc
@@ -29,6 +30,7 @@ from truc_protocol.convert import (
     watch_events_bytes,
 )
 from truc_protocol.errors import InvalidArgument
+from truc_rules.registry import deck_of, rule_set_of, seat_count
 from truc_service.guard import Context, bearer, guarded, guarded_stream, lenient, require
 from truc_service.tokens import Identity, TokenVerifier
 from truc_telemetry import logs
@@ -105,20 +107,24 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
     ) -> game_service_pb2.CreateGameResponse:
         request = require(raw, "CreateGameRequest")
         identity = self._identity(context)
+        options = options_from_proto(request.options)
+        seats = seat_count(options)
+        pack = deck_of(rule_set_of(options))
         new = NewGame(
             game_id=request.game_id,
             players=list(request.players),
-            options=options_from_proto(request.options),
+            options=options,
             turn_seconds=request.turn_seconds,
             dealer=request.dealer if request.HasField("dealer") else None,
             fixed_deals=[
-                deal_from_proto(deal, f"fixed_deals[{i}]")
+                deal_from_proto(deal, f"fixed_deals[{i}]", seats, pack)
                 for i, deal in enumerate(request.fixed_deals)
             ],
             start_scores=(request.start_scores.team_a, request.start_scores.team_b),
             start_manches=(request.start_manches.team_a, request.start_manches.team_b),
             fixed_draws=[
-                card_from_proto(c, f"fixed_draws[{i}]") for i, c in enumerate(request.fixed_draws)
+                card_from_proto(c, f"fixed_draws[{i}]", pack, strict=True)
+                for i, c in enumerate(request.fixed_draws)
             ],
         )
         seat_view = await self._service.create_game(identity, new)
@@ -144,9 +150,16 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
         identity = self._identity(context)
         game_id = _game_id(request.name)
         logs.bind(request_id=request.request_id or None)
+        # The protocol is checked before anything is loaded; a card is read again
+        # in the game's pack once the game is (read_in).
         action = action_from_proto(request.action)
         seat_view = await self._service.submit_action(
-            identity, game_id, action, etag=request.etag, request_id=request.request_id
+            identity,
+            game_id,
+            action,
+            etag=request.etag,
+            request_id=request.request_id,
+            read_in=functools.partial(action_from_proto, request.action),
         )
         if request.response_view == game_service_pb2.RESPONSE_VIEW_MINIMAL:
             return game_service_pb2.SubmitActionResponse(
