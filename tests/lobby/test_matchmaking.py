@@ -1,6 +1,7 @@
-"""Tests of the pure matchmaker (truc_lobby.matchmaking): table shape, parties,
-captains, balance against the waiting-time policy, oldest-first progress,
-determinism, and the amount of work per round (counted, not timed)."""
+"""Tests of the pure matchmaker (truc_lobby.matchmaking): table shape at six,
+four and two seats, parties, captains (first seats), balance against the
+waiting-time policy, oldest-first progress, determinism, and the amount of work
+per round (counted, not timed)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from truc_lobby.matchmaking import (
     CAPTAIN_SEATS,
+    TABLE_SEATS,
     TEAM_SEATS,
     MatchPolicy,
     MatchStats,
@@ -22,6 +24,7 @@ from truc_lobby.matchmaking import (
     QueuedTicket,
     Table,
     form_tables,
+    table_counts,
 )
 
 POLICIES = (
@@ -31,23 +34,31 @@ POLICIES = (
     MatchPolicy(base_gap=400.0, gap_per_second=0.0, max_gap=1000.0),
 )
 
-# Full tables as counts of (solos, pairs, parties of three).
-TABLE_COUNTS = ((0, 0, 2), (1, 1, 1), (3, 0, 1), (2, 2, 0), (4, 1, 0), (6, 0, 0))
+# Full tables as counts of (solos, pairs, parties of three), by table size.
+TABLE_COUNTS = {
+    6: ((0, 0, 2), (1, 1, 1), (3, 0, 1), (2, 2, 0), (4, 1, 0), (6, 0, 0)),
+    4: ((0, 2, 0), (2, 1, 0), (4, 0, 0)),  # 2|2, 2|1+1, 1+1|1+1
+    2: ((2, 0, 0),),  # 1|1
+}
+# Each team's seats in seating order, by table size: teams alternate around the table.
+SEATING = {6: ((0, 2, 4), (3, 5, 1)), 4: ((0, 2), (1, 3)), 2: ((0,), (1,))}
 
 
-def solo(ticket: str, rating: float, at: float = 0.0, options: str = "std") -> QueuedTicket:
-    return QueuedTicket(ticket, (Member(f"{ticket}.p", rating),), options, at)
+def solo(
+    ticket: str, rating: float, at: float = 0.0, options: str = "std", seats: int = 6
+) -> QueuedTicket:
+    return QueuedTicket(ticket, (Member(f"{ticket}.p", rating),), options, at, seats)
 
 
 def party(
-    ticket: str, ratings: Sequence[float], at: float = 0.0, options: str = "std"
+    ticket: str, ratings: Sequence[float], at: float = 0.0, options: str = "std", seats: int = 6
 ) -> QueuedTicket:
     members = tuple(Member(f"{ticket}.p{k}", r) for k, r in enumerate(ratings))
-    return QueuedTicket(ticket, members, options, at)
+    return QueuedTicket(ticket, members, options, at, seats)
 
 
 def team_mean(members: Sequence[Member]) -> float:
-    return math.fsum(m.rating for m in members) / 3.0
+    return math.fsum(m.rating for m in members) / len(members)
 
 
 def ticket_mean(t: QueuedTicket) -> float:
@@ -55,9 +66,11 @@ def ticket_mean(t: QueuedTicket) -> float:
 
 
 @st.composite
-def queues(draw: st.DrawFn) -> list[QueuedTicket]:
-    """1-40 tickets: parties of 1-3, ratings 800-2200, 1-3 option keys, enqueue times."""
+def queues(draw: st.DrawFn, seat_counts: Sequence[int] = (6,)) -> list[QueuedTicket]:
+    """1-40 tickets: 1-3 option keys, each for a table size of ``seat_counts``;
+    parties of 1 to the team size, ratings 800-2200, enqueue times."""
     keys = draw(st.integers(1, 3))
+    sizes = [draw(st.sampled_from(seat_counts)) for _ in range(keys)]
     coarse = draw(st.booleans())  # a coarse rating grid makes ties and exact balance likely
     rating = (
         st.integers(8, 22).map(lambda r: r * 100.0)
@@ -67,12 +80,15 @@ def queues(draw: st.DrawFn) -> list[QueuedTicket]:
     count = draw(st.integers(1, 40))
     queue = []
     for i in range(count):
-        size = draw(st.integers(1, 3))
+        key = draw(st.integers(0, keys - 1))
+        size = draw(st.integers(1, sizes[key] // 2))
         members = tuple(Member(f"p{i}.{k}", draw(rating)) for k in range(size))
-        options = f"opt{draw(st.integers(0, keys - 1))}"
         at = float(draw(st.integers(0, 60)))  # whole seconds: equal times test the tie-breaks
-        queue.append(QueuedTicket(f"t{i:02}", members, options, at))
+        queue.append(QueuedTicket(f"t{i:02}", members, f"opt{key}", at, sizes[key]))
     return queue
+
+
+ANY_TABLE = (2, 4, 6)
 
 
 def check_tables(
@@ -84,16 +100,18 @@ def check_tables(
     seen_tickets: set[str] = set()
     seen_players: set[str] = set()
     for table in tables:
-        assert len(table.seats) == 6
+        used = [by_id[t] for t in table.tickets]
+        seat_count = used[0].seats
+        team_size = seat_count // 2
+        assert len(table.seats) == table.seat_count == seat_count
         players = [m.player for m in table.seats]
-        assert len(set(players)) == 6, "a player twice at one table"
+        assert len(set(players)) == seat_count, "a player twice at one table"
         assert not seen_players & set(players), "a player in two tables"
         seen_players |= set(players)
         assert len(set(table.tickets)) == len(table.tickets)
         assert not seen_tickets & set(table.tickets), "a ticket in two tables"
         seen_tickets |= set(table.tickets)
 
-        used = [by_id[t] for t in table.tickets]
         # Exactly the members of the table's tickets are seated, each one once.
         assert sorted(players) == sorted(m.player for t in used for m in t.members)
         assert {t.options for t in used} == {table.options}, "options must match exactly"
@@ -103,10 +121,11 @@ def check_tables(
         # Parties sit on one team; seat s is on team s % 2.
         for t in used:
             seats = [players.index(m.player) for m in t.members]
-            assert len({Table.team(s) for s in seats}) == 1, f"party {t.ticket} split"
-        # Balance within the policy, for the oldest ticket's wait.
-        team_a = [table.seats[s] for s in (0, 2, 4)]
-        team_b = [table.seats[s] for s in (1, 3, 5)]
+            assert len({Table.team(s, seat_count) for s in seats}) == 1, f"party {t.ticket} split"
+        # Balance within the policy, for the oldest ticket's wait; teams alternate.
+        team_a = list(table.seats[0::2])
+        team_b = list(table.seats[1::2])
+        assert len(team_a) == len(team_b) == team_size
         gap = abs(team_mean(team_a) - team_mean(team_b))
         assert table.rating_gap == gap
         assert table.mean_rating(0) == team_mean(team_a)
@@ -115,12 +134,12 @@ def check_tables(
         assert gap <= policy.allowed_gap(now - oldest)
         # Team A holds the oldest ticket.
         first = by_id[table.tickets[0]]
-        assert Table.team(players.index(first.members[0].player)) == 0
-        # Captains.
+        assert Table.team(players.index(first.members[0].player), seat_count) == 0
+        # Captains (first seats).
         for team in (0, 1):
             members = table.team_members(team)
-            assert [table.seats[s] for s in TEAM_SEATS[team]] == list(members)
-            assert table.captain(team) == table.seats[CAPTAIN_SEATS[team]] == members[0]
+            assert [table.seats[s] for s in SEATING[seat_count][team]] == list(members)
+            assert table.captain(team) == table.seats[SEATING[seat_count][team][0]] == members[0]
             tickets = {owner[m.player].ticket: owner[m.player] for m in members}.values()
             parties = [t for t in tickets if len(t.members) >= 2]
             assert len(parties) <= 1
@@ -143,7 +162,7 @@ def band_table_exists(anchor: QueuedTicket, group: Sequence[QueuedTicket], gap: 
     near = Counter(
         len(t.members) for t in group if t is not anchor and abs(ticket_mean(t) - centre) <= radius
     )
-    for counts in TABLE_COUNTS:
+    for counts in TABLE_COUNTS[anchor.seats]:
         need = list(counts)
         if need[len(anchor.members) - 1] == 0:
             continue
@@ -153,9 +172,9 @@ def band_table_exists(anchor: QueuedTicket, group: Sequence[QueuedTicket], gap: 
     return False
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    queue=queues(),
+    queue=queues(ANY_TABLE),
     now=st.floats(0.0, 120.0, allow_nan=False),
     policy=st.sampled_from(POLICIES),
 )
@@ -166,7 +185,7 @@ def test_every_table_is_valid(queue: list[QueuedTicket], now: float, policy: Mat
 
 @settings(max_examples=300, deadline=None)
 @given(
-    queue=queues(),
+    queue=queues(ANY_TABLE),
     now=st.floats(0.0, 120.0, allow_nan=False),
     policy=st.sampled_from(POLICIES),
 )
@@ -183,7 +202,7 @@ def test_oldest_ticket_of_each_group_is_served_when_a_close_table_exists(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    queue=queues(),
+    queue=queues(ANY_TABLE),
     now=st.floats(0.0, 120.0, allow_nan=False),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -198,7 +217,7 @@ def test_deterministic_and_independent_of_queue_order(
 
 
 @settings(max_examples=150, deadline=None)
-@given(queue=queues(), now=st.floats(0.0, 60.0, allow_nan=False))
+@given(queue=queues(ANY_TABLE), now=st.floats(0.0, 60.0, allow_nan=False))
 def test_waiting_longer_never_makes_the_oldest_ticket_unmatchable(
     queue: list[QueuedTicket], now: float
 ) -> None:
@@ -354,8 +373,89 @@ def test_policy_allowed_gap() -> None:
 
 def test_table_team() -> None:
     assert [Table.team(s) for s in range(6)] == [0, 1, 0, 1, 0, 1]
+    assert [Table.team(s, 4) for s in range(4)] == [0, 1, 0, 1]
+    assert [Table.team(s, 2) for s in range(2)] == [0, 1]
     with pytest.raises(ValueError, match="seat"):
         Table.team(6)
+    with pytest.raises(ValueError, match="seat"):
+        Table.team(4, 4)
+    with pytest.raises(ValueError, match="seats"):
+        Table.team(0, 3)
+
+
+def test_table_shapes_by_size() -> None:
+    for seats, counts in TABLE_COUNTS.items():
+        assert table_counts(seats) == counts
+        assert TABLE_SEATS[seats] == SEATING[seats]
+    assert TABLE_SEATS[6] == TEAM_SEATS and CAPTAIN_SEATS == (0, 3)
+    with pytest.raises(ValueError, match="seats"):
+        table_counts(8)
+
+
+def test_two_solos_make_a_one_against_one_table() -> None:
+    queue = [solo("old", 1500.0, at=0.0, seats=2), solo("new", 1540.0, at=1.0, seats=2)]
+    queue += [solo("late", 1520.0, at=2.0, seats=2)]
+    tables = form_tables(queue, now=2.0)
+    check_tables(queue, tables, 2.0, MatchPolicy())
+    assert len(tables) == 1
+    (table,) = tables
+    # The oldest ticket and its nearest-rated opponent; the oldest sits at seat 0 (team A).
+    assert table.seats == (Member("old.p", 1500.0), Member("late.p", 1520.0))
+    assert table.tickets == ("old", "late") and table.rating_gap == 20.0
+    assert table.captain(1) == Member("late.p", 1520.0)
+    # Two-seat tickets never fill a six-seat table, nor the other way round.
+    other = [solo(f"s{i}", 1500.0, options="big", seats=6) for i in range(5)]
+    assert {t.options for t in form_tables([*other, *queue], now=2.0)} == {"std"}
+
+
+def test_four_seats_seat_a_pair_as_one_team_facing_a_pair_or_two_solos() -> None:
+    pairs = [party("a", [1600.0, 1400.0], seats=4), party("b", [1450.0, 1550.0], 1.0, seats=4)]
+    tables = form_tables(pairs, now=1.0)
+    check_tables(pairs, tables, 1.0, MatchPolicy())
+    (table,) = tables
+    assert table.seats == (
+        Member("a.p0", 1600.0),  # A's leader at seat 0, their partner opposite at seat 2
+        Member("b.p0", 1450.0),
+        Member("a.p1", 1400.0),
+        Member("b.p1", 1550.0),
+    )
+    assert table.rating_gap == 0.0
+    mixed = [
+        solo("s1", 1700.0, at=0.0, seats=4),
+        party("duo", [1500.0, 1500.0], at=1.0, seats=4),
+        solo("s2", 1300.0, at=2.0, seats=4),
+    ]
+    tables = form_tables(mixed, now=2.0)
+    check_tables(mixed, tables, 2.0, MatchPolicy())
+    (table,) = tables
+    # The two solos are team A (the oldest ticket), the higher rated first.
+    assert [m.player for m in table.team_members(0)] == ["s1.p", "s2.p"]
+    assert [m.player for m in table.team_members(1)] == ["duo.p0", "duo.p1"]
+
+
+def test_four_solos_fill_four_seats_and_do_not_wait_for_pairs() -> None:
+    """At six seats solos are kept for the pairs that need them; at four a pair
+    is a whole team, so the four oldest solos sit at once and the pairs wait for
+    another pair."""
+    queue = [solo(f"s{i}", 1500.0, at=float(i), seats=4) for i in range(4)]
+    queue += [party("d", [1500.0, 1500.0], at=10.0, seats=4)]
+    tables = form_tables(queue, now=20.0)
+    check_tables(queue, tables, 20.0, MatchPolicy())
+    assert [t.tickets for t in tables] == [("s0", "s1", "s2", "s3")]
+
+
+@pytest.mark.parametrize(
+    "queue",
+    [
+        [solo("one", 1500.0, seats=2)],
+        [party("duo", [1500.0, 1500.0], seats=4)],
+        [party("duo", [1500.0, 1500.0], seats=4), solo("s", 1500.0, seats=4)],
+        [solo(f"s{i}", 1500.0, seats=4) for i in range(3)],
+    ],
+    ids=["one-of-two", "pair-of-four", "pair+1-of-four", "three-of-four"],
+)
+def test_too_few_players_for_a_smaller_table_form_nothing(queue: list[QueuedTicket]) -> None:
+    assert form_tables(queue, now=1000.0) == []
 
 
 @pytest.mark.parametrize(
@@ -366,6 +466,10 @@ def test_table_team() -> None:
         ([party("big", [1500.0] * 4)], "members"),
         ([QueuedTicket("empty", (), "std", 0.0)], "members"),
         ([solo("nan", math.nan)], "rating"),
+        ([party("pair", [1500.0] * 2, seats=2)], "members"),  # more than a team of one
+        ([party("trio", [1500.0] * 3, seats=4)], "members"),
+        ([solo("a", 1500.0, seats=4), solo("b", 1500.0, seats=2)], "two table sizes"),
+        ([solo("odd", 1500.0, seats=3)], "seats"),
     ],
 )
 def test_malformed_queues_are_rejected(queue: list[QueuedTicket], message: str) -> None:
@@ -404,6 +508,24 @@ def test_work_per_round_is_n_log_n(n: int) -> None:
     tables = form_tables(queue, now=60.0, stats=stats)
     assert_n_log_n(stats, n)
     assert len(tables) * 6 >= 0.9 * sum(len(t.members) for t in queue)  # and it does match
+
+
+@pytest.mark.parametrize("n", [1_000, 10_000])
+def test_work_per_round_is_n_log_n_with_every_table_size(n: int) -> None:
+    """Keys of six, four and two seats in one queue (as the lobby's rule sets)."""
+    rng = random.Random(n + 1)
+    queue = []
+    for i in range(n):
+        seats = (6, 4, 2)[i % 3]
+        size = rng.randint(1, seats // 2)
+        ratings = [min(2200.0, max(800.0, rng.gauss(1500.0, 300.0))) for _ in range(size)]
+        at = rng.uniform(0.0, 60.0)
+        queue.append(party(f"t{i}", ratings, at=at, options=f"o{seats}", seats=seats))
+    stats = MatchStats()
+    tables = form_tables(queue, now=60.0, stats=stats)
+    assert_n_log_n(stats, n)
+    assert {t.seat_count for t in tables} == {2, 4, 6}
+    assert sum(t.seat_count for t in tables) >= 0.9 * sum(len(t.members) for t in queue)
 
 
 @pytest.mark.parametrize("n", [1_000, 10_000])

@@ -3,10 +3,13 @@
 When a game the lobby seated ends, :mod:`truc_lobby.results` records it in the
 same atomic script that rates it and frees its players:
 
-* ``{P}:summary:{game}``: the game's record (its seats, the winning team, when
-  it ended, the rating changes), JSON;
+* ``{P}:summary:{game}``: the game's record (its rule set and table size, its
+  seats, the winning team, when it ended, the rating changes in that rule
+  set), JSON; records written before the rule sets existed have no rule set
+  and are Truc y Flou's, at six seats;
 * ``{P}:history:{player}``: a sorted set per human player, game id -> the end
-  time in ms, trimmed to the :data:`HISTORY_LIMIT` most recent.
+  time in ms, trimmed to the :data:`HISTORY_LIMIT` most recent: one history of
+  every rule set (each record says its own).
 
 Both expire after the history retention (``TRUC_HISTORY_SECONDS``). Pages run
 from the most recent game down; a page token is the (end time, game id) of the
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from truc_redis.connection import RedisClient
+from truc_rules.rule_set import RuleSet
 
 from .store import P, store_call
 
@@ -57,12 +61,19 @@ class GameRecord:
     """0 for team A, 1 for team B, None when the game ended without a winner."""
     end_ms: int
     changes: dict[str, float]
-    """Rating change of each rated player."""
+    """Rating change of each rated player (in the game's rule set)."""
+    rule_set: RuleSet = RuleSet.TRUC_Y_FLOU
+
+    @property
+    def seat_count(self) -> int:
+        """Seats at the table: 6, 4 or 2."""
+        return len(self.seats)
 
     def encode(self) -> str:
         return json.dumps(
             {
                 "g": self.game,
+                "r": str(self.rule_set),
                 "s": [list(seat) for seat in self.seats],
                 "w": self.winner,
                 "e": self.end_ms,
@@ -80,6 +91,7 @@ class GameRecord:
             winner=None if raw["w"] is None else int(raw["w"]),
             end_ms=int(raw["e"]),
             changes={str(k): float(v) for k, v in raw["c"].items()},
+            rule_set=RuleSet(raw.get("r", RuleSet.TRUC_Y_FLOU)),
         )
 
 

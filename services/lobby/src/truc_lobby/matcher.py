@@ -20,6 +20,15 @@ game, and its players are seated in it or back in the queue, whichever
 lobby replica survives. While the game service cannot be reached, a claimed
 table waits for it (its players see their tickets QUEUED): putting it back
 would be safe only if the create had surely not been written.
+
+Tickets queue per options key (:mod:`truc_lobby.rule_sets`: the rule set, its
+table size and every other option): a round forms tables of each key's size,
+six, four or two seats, and ``CreateGame`` gets the table's players seat 0
+first (teams alternate: team A on the even seats) with the key's normalized
+options. Tickets queued by a lobby older than the rule sets (Truc y Flou
+options without ``rule_set``) are keyed like today's Truc y Flou tickets; a
+ticket whose options name a rule set this lobby does not know (queued by a
+newer one, in a rolling update) stays in the queue for the replicas that do.
 """
 
 from __future__ import annotations
@@ -36,10 +45,11 @@ import grpc
 from redis.exceptions import RedisError
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
-from truc_protocol.errors import Unavailable
+from truc_protocol.errors import InvalidArgument, Unavailable
 
 from . import metrics
 from .matchmaking import MatchPolicy, Member, QueuedTicket, Table, form_tables
+from .rule_sets import TableRules, stored_rules
 from .store import Claim, LobbyStore
 from .tokens import TokenIssuer
 
@@ -94,6 +104,8 @@ class Matcher:
         self._turn_seconds = turn_seconds
         self._policy = policy or MatchPolicy()
         self._owner = secrets.token_hex(8)
+        self._unreadable: set[str] = set()
+        """Queued tickets this lobby cannot seat (warned about once)."""
         self.tables_formed = 0
 
     async def run(self) -> None:
@@ -129,15 +141,21 @@ class Matcher:
                     log.info("ticket expired", extra={"ticket": ticket})
                 continue
             live[ticket] = entry
-        tickets = [
-            QueuedTicket(
-                ticket=ticket,
-                members=tuple(Member(p, float(r)) for p, r in entry["m"]),
-                options=entry["k"],
-                enqueued_at=entry["q"] / 1000,
+        self._unreadable &= live.keys()
+        tickets: list[QueuedTicket] = []
+        for ticket, entry in live.items():
+            rules = self._rules(ticket, entry)
+            if rules is None:
+                continue
+            tickets.append(
+                QueuedTicket(
+                    ticket=ticket,
+                    members=tuple(Member(p, float(r)) for p, r in entry["m"]),
+                    options=rules.key,
+                    enqueued_at=entry["q"] / 1000,
+                    seats=rules.seat_count,
+                )
             )
-            for ticket, entry in live.items()
-        ]
         tables = form_tables(tickets, now, self._policy)
         bots: set[str] = set()
         if self._bot_wait > 0:
@@ -153,6 +171,25 @@ class Matcher:
         seated = [t for t, ok in zip(tables, outcomes, strict=True) if ok]
         self.tables_formed += len(seated)
         return seated
+
+    def _rules(self, ticket: str, entry: dict[str, Any]) -> TableRules | None:
+        """The table a queued ticket waits for (from its stored options key), or
+        None when this lobby cannot seat it: options of a rule set it does not
+        know, or a party larger than their team (only a ticket a newer lobby
+        stored can be so, in a rolling update). Such a ticket is left in the
+        queue for the replicas that can (logged once)."""
+        try:
+            rules = stored_rules(bytes.fromhex(entry["k"]))
+        except (InvalidArgument, ValueError) as exc:
+            problem = str(exc)
+        else:
+            if len(entry["m"]) <= rules.team_size:
+                return rules
+            problem = f"a party of {len(entry['m'])} in {rules.rule_set}"
+        if ticket not in self._unreadable:
+            log.warning("ticket left to other replicas: %s", problem, extra={"ticket": ticket})
+        self._unreadable.add(ticket)
+        return None
 
     def _bot_tables(
         self, tickets: Sequence[QueuedTicket], tables: Sequence[Table], now: float, bots: set[str]
@@ -170,9 +207,10 @@ class Matcher:
         for options, waiting in groups.items():
             if now - waiting[0].enqueued_at < self._bot_wait:
                 continue
+            seats = waiting[0].seats  # one table size per options key
             humans: list[QueuedTicket] = []
             for ticket in waiting:
-                if sum(len(t.members) for t in humans) + len(ticket.members) <= 6:
+                if sum(len(t.members) for t in humans) + len(ticket.members) <= seats:
                     humans.append(ticket)
             # Fewer humans (and more bots) until a table forms: three pairs, say,
             # cannot make two teams of three on their own, two pairs and two bots can.
@@ -186,8 +224,9 @@ class Matcher:
                         members=(Member(f"{BOT_PREFIX}{secrets.token_hex(6)}", mean),),
                         options=options,
                         enqueued_at=chosen[0].enqueued_at,
+                        seats=seats,
                     )
-                    for _ in range(6 - players)
+                    for _ in range(seats - players)
                 ]
                 made = form_tables([*chosen, *fill], now, self._policy)
                 if made:

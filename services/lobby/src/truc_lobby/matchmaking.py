@@ -1,30 +1,39 @@
-"""Matchmaking: turn a queue of tickets into six-seat tables of two teams of three.
+"""Matchmaking: turn a queue of tickets into tables of two teams.
 
-A *ticket* is one player or a party of two or three friends (the leader
-first) with an opaque rule-options key. One call of :func:`form_tables` is one
-matchmaking round: it is pure (no clock, no I/O, no randomness; ``now`` is a
-parameter) and deterministic (the same queue, in any order, gives the same
-tables).
+A *ticket* is one player or a party of friends (the leader first) with an
+opaque rule-options key and the number of seats of the table it waits for:
+six (Truc y Flou: two teams of three), four (partnership and Catalan Truc: two
+of two) or two (French, Sackson and two-seat Catalan Truc: one against one).
+A party holds at most a team: three, two or one players. Tickets of one
+options key always ask for one table size (the key says the rule set and its
+seats). One call of :func:`form_tables` is one matchmaking round: it is pure
+(no clock, no I/O, no randomness; ``now`` is a parameter) and deterministic
+(the same queue, in any order, gives the same tables).
 
-Table shape (rules §1.1-1.2). Team A sits at seats 0, 2, 4 and team B at
-seats 1, 3, 5; the captains sit at seat 0 (A) and seat 3 (B). A team is a party
-of three, a party of two with one solo player, or three solo players, so a
-table is one of six compositions: 3|3, 3|2+1, 3|1+1+1, 2+1|2+1, 2+1|1+1+1 and
-1+1+1|1+1+1. A party is never split and always sits on one team. On each team
-the captain is the leader of the team's party (party of two or three), else the
-team's highest-rated player (ties: the older ticket, then the player id); the
-two other seats follow in play order (A: 2 then 4; B: 5 then 1) with the
-captain's party-mates first, then the others, each by rating in the same way.
-Team A is the team holding the table's oldest ticket.
+Table shape. Teams alternate around the table: team A holds the even seats
+and team B the odd ones (rules §1.1-1.2, variants.md V1.1). Each team's seats
+in seating order (:data:`TABLE_SEATS`) are, for six seats, A 0, 2, 4 and B 3,
+5, 1 (the captains at seats 0 and 3, then play order); for four, A 0, 2 and
+B 1, 3; for two, A 0 and B 1. A team is any set of whole parties of the team's
+size, so a six-seat table is one of six compositions, 3|3, 3|2+1, 3|1+1+1,
+2+1|2+1, 2+1|1+1+1 and 1+1+1|1+1+1; a four-seat one of three, 2|2, 2|1+1 and
+1+1|1+1; a two-seat one is 1|1. A party is never split and always sits on one
+team. On each team the first seat (the captain's, in Truc y Flou) goes to the
+leader of the team's party (a party of two or more), else to the team's
+highest-rated player (ties: the older ticket, then the player id); the other
+seats follow in seating order with the leader's party-mates first, then the
+others, each by rating in the same way. Team A is the team holding the
+table's oldest ticket.
 
-Balance. The gap of a table is ``|mean(A) - mean(B)|`` over the six player
+Balance. The gap of a table is ``|mean(A) - mean(B)|`` over the player
 ratings. A table is valid when its gap is at most
 ``policy.allowed_gap(now - enqueued_at of the table's oldest ticket)``: the
 allowance starts at ``base_gap`` and widens with the waiting time up to
 ``max_gap``. Among the valid tables tried for an anchor the matcher keeps, in
-this order of preference: one that does not use up solo players the group's
-pairs still need (a pair can only sit with a solo, so a table of six solos
-while pairs outnumber the spare solos would strand pairs), then the smallest
+this order of preference: (six seats) one that does not use up solo players
+the group's pairs still need (a pair can only sit with a solo there, so a
+table of six solos while pairs outnumber the spare solos would strand pairs;
+at four seats a pair is a whole team and needs nobody), then the smallest
 gap, then the smallest rating spread, then the oldest tickets.
 
 Algorithm, per round:
@@ -36,11 +45,12 @@ Algorithm, per round:
    that matched tickets are skipped without rescanning them.
 2. Take each still unmatched ticket as the *anchor*, oldest first. Look up,
    with one ``bisect`` per bucket, the unmatched tickets whose mean rating is
-   nearest the anchor's: at most 6 solos, 3 pairs and 2 parties of three (the
-   most any composition needs, so the nearest ones of every kind are always
-   among them).
+   nearest the anchor's: of each party size, one more than any composition of
+   the group's table size needs besides the anchor (six seats: 6 solos, 3 pairs
+   and 2 parties of three; four: 4 solos and 2 pairs; two: 2 solos), so the
+   nearest ones of every kind are always among them.
 3. Try every composition that contains the anchor, with every choice of the
-   needed tickets among those candidates, and every split of the six players
+   needed tickets among those candidates, and every split of the players
    into two teams that keeps parties whole (at most 10 splits). Keep the best
    valid table; if there is one, seat it and mark its tickets used.
 
@@ -50,17 +60,18 @@ and grouping cost O(n log n). Each anchor costs one ``bisect`` per bucket
 union-find (the candidates, the skipped anchor and the two starting points
 per bucket; amortised O(log n) each with path compression, however many
 tickets are matched in between), and a constant number of candidate
-evaluations (at most 372 team splits, independent of n). There are at most n anchors and
-each ticket is marked used once. The optional :class:`MatchStats` counts the
-anchors, the team splits evaluated and the union-find steps, so tests can check
-the bound by counting work rather than timing it.
+evaluations (at most 372 team splits at six seats, fewer at four and two,
+independent of n). There are at most n anchors and each ticket is marked used
+once. The optional :class:`MatchStats` counts the anchors, the team splits
+evaluated and the union-find steps, so tests can check the bound by counting
+work rather than timing it.
 
 Guarantees:
 
-* Every table has six distinct players of one options key in two teams of
-  three; each ticket is used at most once and its members sit together on one
-  team; the gap is within the policy for the table's oldest ticket; captains
-  follow the rule above.
+* Every table has as many distinct players as its tickets' seats, of one
+  options key, in two teams of equal size; each ticket is used at most once
+  and its members sit together on one team; the gap is within the policy for
+  the table's oldest ticket; first seats follow the rule above.
 * Progress, oldest first: when a ticket is taken as anchor (in particular the
   oldest ticket of each options group, which is taken before any other ticket
   of its group is matched), it is matched whenever its group still holds
@@ -75,8 +86,9 @@ among the anchor's nearest candidates, so in a sparse queue a valid table can
 be missed in one round; the next
 round tries again (the allowance widens as tickets wait). The matcher is
 greedy (oldest first), not a global optimum over all possible tables, and a
-malformed queue (a player in two tickets, say) is rejected with ``ValueError``
-rather than matched around.
+malformed queue (a player in two tickets, a party larger than its team, one
+options key with two table sizes, say) is rejected with ``ValueError`` rather
+than matched around.
 """
 
 from __future__ import annotations
@@ -86,9 +98,12 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Final
 
 __all__ = [
     "CAPTAIN_SEATS",
+    "SEAT_COUNTS",
+    "TABLE_SEATS",
     "TEAM_SEATS",
     "MatchPolicy",
     "MatchStats",
@@ -96,30 +111,106 @@ __all__ = [
     "QueuedTicket",
     "Table",
     "form_tables",
+    "table_counts",
 ]
 
-#: Seats of each team in seating order: the captain first, then play order.
+SEAT_COUNTS: Final = (2, 4, 6)
+"""The table sizes: 1 v 1, 2 v 2 and 3 v 3."""
+TABLE_SEATS: Final[dict[int, tuple[tuple[int, ...], tuple[int, ...]]]] = {
+    6: ((0, 2, 4), (3, 5, 1)),
+    4: ((0, 2), (1, 3)),
+    2: ((0,), (1,)),
+}
+"""By table size: the seats of team A and of team B in seating order (the first
+seat first, then play order). Teams alternate: A even seats, B odd ones."""
+#: Seats of each team of a six-seat table in seating order: the captain first, then play order.
 TEAM_SEATS: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 2, 4), (3, 5, 1))
-#: The captain's seat of team A (0) and team B (1).
+#: The captain's seat of team A (0) and team B (1) at a six-seat table.
 CAPTAIN_SEATS: tuple[int, int] = (0, 3)
-
-# How many nearest unmatched tickets of each party size (1, 2, 3) an anchor
-# looks at: the most any composition needs (five solos, two pairs, one party of
-# three besides the anchor) plus one spare solo for balancing.
-_CANDIDATES: tuple[int, int, int] = (6, 3, 2)
-
-# Full tables as counts of (solos, pairs, parties of three).
-_TABLE_COUNTS: tuple[tuple[int, int, int], ...] = (
-    (0, 0, 2),  # 3 | 3
-    (1, 1, 1),  # 3 | 2+1
-    (3, 0, 1),  # 3 | 1+1+1
-    (2, 2, 0),  # 2+1 | 2+1
-    (4, 1, 0),  # 2+1 | 1+1+1
-    (6, 0, 0),  # 1+1+1 | 1+1+1
-)
 
 # Search slack for the fast (rounded) gap before the exact check.
 _SLACK = 1e-9
+
+
+def _splits(sizes: Sequence[int], team_size: int) -> tuple[tuple[int, ...], ...]:
+    """Every team of ``team_size`` players that holds position 0 of ``sizes``
+    (party sizes), as positions; the other positions make the other team."""
+    return tuple(
+        (0, *chosen)
+        for r in range(len(sizes))
+        for chosen in combinations(range(1, len(sizes)), r)
+        if sizes[0] + sum(sizes[j] for j in chosen) == team_size
+    )
+
+
+def table_counts(seat_count: int) -> tuple[tuple[int, int, int], ...]:
+    """The full tables of ``seat_count`` seats as counts of (solos, pairs,
+    parties of three): those whose parties make two whole teams. Six seats:
+    3|3, 3|2+1, 3|1+1+1, 2+1|2+1, 2+1|1+1+1, 1+1+1|1+1+1; four: 2|2, 2|1+1,
+    1+1|1+1; two: 1|1."""
+    if seat_count not in SEAT_COUNTS:
+        raise ValueError(f"no table of {seat_count} seats (2, 4 or 6)")
+    team = seat_count // 2
+    counts: list[tuple[int, int, int]] = []
+    for triples in range(seat_count // 3 if team >= 3 else 0, -1, -1):
+        for pairs in range((seat_count - 3 * triples) // 2 if team >= 2 else 0, -1, -1):
+            solos = seat_count - 3 * triples - 2 * pairs
+            if _splits((*[3] * triples, *[2] * pairs, *[1] * solos), team):
+                counts.append((solos, pairs, triples))
+    return tuple(counts)
+
+
+_Composition = tuple[tuple[int, int, int], tuple[tuple[int, ...], ...]]
+
+
+def _compositions() -> dict[tuple[int, int], tuple[_Composition, ...]]:
+    """For each (table size, anchor size): (needed solos, pairs, triples; team
+    splits) per composition.
+
+    A chosen set is ordered [anchor, solos..., pairs..., triples...]; a split is
+    the positions of the team that holds the anchor (position 0).
+    """
+    table: dict[tuple[int, int], tuple[_Composition, ...]] = {}
+    for seat_count in SEAT_COUNTS:
+        team = seat_count // 2
+        for anchor_size in range(1, team + 1):
+            entries: list[_Composition] = []
+            for counts in table_counts(seat_count):
+                if counts[anchor_size - 1] == 0:
+                    continue
+                need = list(counts)
+                need[anchor_size - 1] -= 1
+                sizes = (anchor_size, *([1] * need[0]), *([2] * need[1]), *([3] * need[2]))
+                entries.append(((need[0], need[1], need[2]), _splits(sizes, team)))
+            table[seat_count, anchor_size] = tuple(entries)
+    return table
+
+
+_COMPOSITIONS: Final = _compositions()
+
+
+def _candidate_counts() -> dict[int, tuple[int, int, int]]:
+    """How many nearest unmatched tickets of each party size (1, 2, 3) an anchor
+    looks at, by table size: the most any composition needs besides the
+    anchor, plus one spare of each size for balancing (six seats: 6, 3, 2)."""
+    counts: dict[int, tuple[int, int, int]] = {}
+    for seat_count in SEAT_COUNTS:
+        needs = [
+            need
+            for (size, _), entries in _COMPOSITIONS.items()
+            if size == seat_count
+            for need, _ in entries
+        ]
+        most = [max(need[k] for need in needs) for k in range(3)]
+        counts[seat_count] = (
+            most[0] + 1 if most[0] else 0,
+            most[1] + 1 if most[1] else 0,
+            most[2] + 1 if most[2] else 0,
+        )
+    return counts
+
+
+_CANDIDATES: Final = _candidate_counts()
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +223,13 @@ class Member:
 
 @dataclass(frozen=True, slots=True)
 class QueuedTicket:
-    """A queued ticket: one to three players who must sit on one team."""
+    """A queued ticket: players who must sit on one team (at most a team)."""
 
     ticket: str
-    members: tuple[Member, ...]  # 1-3, the leader first
+    members: tuple[Member, ...]  # 1 to the team size, the leader first
     options: str  # an opaque key: tickets match only with equal keys
     enqueued_at: float  # seconds
+    seats: int = 6  # the table size: 6, 4 or 2 (one per options key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,28 +251,36 @@ class MatchPolicy:
 
 @dataclass(frozen=True, slots=True)
 class Table:
-    """A formed table: six seated players, the tickets used and the rating gap."""
+    """A formed table: its seated players, the tickets used and the rating gap."""
 
     options: str
-    seats: tuple[Member, ...]  # six, seat 0..5
+    seats: tuple[Member, ...]  # seat 0 first: six, four or two
     tickets: tuple[str, ...]  # the tickets seated here, oldest first
     rating_gap: float  # |mean(team A) - mean(team B)|
 
+    @property
+    def seat_count(self) -> int:
+        """6, 4 or 2."""
+        return len(self.seats)
+
     @staticmethod
-    def team(seat: int) -> int:
-        """The team of a seat: 0 for team A (seats 0, 2, 4), 1 for team B (1, 3, 5)."""
-        if not 0 <= seat < 6:
-            raise ValueError(f"no seat {seat} at a six-seat table")
+    def team(seat: int, seat_count: int = 6) -> int:
+        """The team of a seat: 0 for team A (even seats), 1 for team B (odd ones)."""
+        if seat_count not in SEAT_COUNTS:
+            raise ValueError(f"no table of {seat_count} seats (2, 4 or 6)")
+        if not 0 <= seat < seat_count:
+            raise ValueError(f"no seat {seat} at a {seat_count}-seat table")
         return seat % 2
 
-    def team_members(self, team: int) -> tuple[Member, Member, Member]:
-        """The members of team 0 (A) or 1 (B), the captain first, then play order."""
-        first, second, third = TEAM_SEATS[team]
-        return self.seats[first], self.seats[second], self.seats[third]
+    def team_members(self, team: int) -> tuple[Member, ...]:
+        """The members of team 0 (A) or 1 (B) in seating order: the first seat
+        (the captain's, at six seats) first, then play order."""
+        return tuple(self.seats[s] for s in TABLE_SEATS[len(self.seats)][team])
 
     def captain(self, team: int) -> Member:
-        """The captain of team 0 (A, seat 0) or 1 (B, seat 3)."""
-        return self.seats[CAPTAIN_SEATS[team]]
+        """The player in team 0's (A) or 1's (B) first seat: the captain at six
+        seats (seat 0 or 3); seat 0 or 1 at four and two."""
+        return self.seats[TABLE_SEATS[len(self.seats)][team][0]]
 
     def mean_rating(self, team: int) -> float:
         """The mean rating of team 0 (A) or 1 (B)."""
@@ -192,13 +292,13 @@ class MatchStats:
     """Work counters of :func:`form_tables` (added to, so one object can sum rounds)."""
 
     anchors: int = 0  # tickets taken as anchor
-    candidate_evaluations: int = 0  # team splits of six players evaluated
+    candidate_evaluations: int = 0  # team splits evaluated
     index_probes: int = 0  # bisects and union-find steps in the rating index
 
 
 def _mean(members: Sequence[Member]) -> float:
     # fsum is exactly rounded, so the result does not depend on the order.
-    return math.fsum(m.rating for m in members) / 3.0
+    return math.fsum(m.rating for m in members) / len(members)
 
 
 def _gap(team_a: Sequence[Member], team_b: Sequence[Member]) -> float:
@@ -260,43 +360,20 @@ class _Bucket:
         return found
 
 
-def _compositions() -> dict[
-    int, tuple[tuple[tuple[int, int, int], tuple[tuple[int, ...], ...]], ...]
-]:
-    """For each anchor size: (needed solos, pairs, triples; team splits) per composition.
-
-    A chosen set is ordered [anchor, solos..., pairs..., triples...]; a split is
-    the positions of the team that holds the anchor (position 0).
-    """
-    table: dict[int, tuple[tuple[tuple[int, int, int], tuple[tuple[int, ...], ...]], ...]] = {}
-    for anchor_size in (1, 2, 3):
-        entries: list[tuple[tuple[int, int, int], tuple[tuple[int, ...], ...]]] = []
-        for counts in _TABLE_COUNTS:
-            if counts[anchor_size - 1] == 0:
-                continue
-            need = list(counts)
-            need[anchor_size - 1] -= 1
-            sizes = (anchor_size, *([1] * need[0]), *([2] * need[1]), *([3] * need[2]))
-            splits = tuple(
-                (0, *chosen)
-                for r in range(len(sizes))
-                for chosen in combinations(range(1, len(sizes)), r)
-                if anchor_size + sum(sizes[j] for j in chosen) == 3
-            )
-            entries.append(((need[0], need[1], need[2]), splits))
-        table[anchor_size] = tuple(entries)
-    return table
-
-
-_COMPOSITIONS = _compositions()
-
-
 def _validate(queue: Sequence[QueuedTicket]) -> None:
     tickets: set[str] = set()
     players: set[str] = set()
+    seats_of: dict[str, int] = {}
     for t in queue:
-        if not 1 <= len(t.members) <= 3:
-            raise ValueError(f"ticket {t.ticket!r} has {len(t.members)} members (1-3 allowed)")
+        if t.seats not in SEAT_COUNTS:
+            raise ValueError(f"ticket {t.ticket!r} waits for {t.seats} seats (2, 4 or 6)")
+        if seats_of.setdefault(t.options, t.seats) != t.seats:
+            raise ValueError(f"options {t.options!r} are queued for two table sizes")
+        if not 1 <= len(t.members) <= t.seats // 2:
+            raise ValueError(
+                f"ticket {t.ticket!r} has {len(t.members)} members"
+                f" (1-{t.seats // 2} allowed at {t.seats} seats)"
+            )
         if t.ticket in tickets:
             raise ValueError(f"ticket {t.ticket!r} is queued twice")
         tickets.add(t.ticket)
@@ -311,15 +388,15 @@ def _validate(queue: Sequence[QueuedTicket]) -> None:
 
 
 def _seat_team(tickets: Sequence[QueuedTicket]) -> list[Member]:
-    """One team's three members (``tickets`` oldest first): the captain first,
-    then the two other seats."""
+    """One team's members (``tickets`` oldest first) in seating order: the
+    first seat's player (the captain, at six seats) first, then the others."""
     age = {m.player: rank for rank, t in enumerate(tickets) for m in t.members}
 
     def by_rating(m: Member) -> tuple[float, int, str]:
         return (-m.rating, age[m.player], m.player)
 
     parties = [t for t in tickets if len(t.members) >= 2]
-    if parties:  # a team of three holds at most one party of two or three
+    if parties:  # a team of three or fewer holds at most one party of two or more
         party = parties[0]
         others = sorted((m for t in tickets if t is not party for m in t.members), key=by_rating)
         return [party.members[0], *sorted(party.members[1:], key=by_rating), *others]
@@ -336,8 +413,10 @@ def form_tables(
 
     Returns the tables in the order they were formed (by the age of the ticket
     each was formed around). Raises ``ValueError`` for a malformed queue: a
-    party of 0 or more than 3, a ticket id or a player queued twice, a
-    non-finite rating or enqueue time. O(n log n) in the number of tickets.
+    table size other than 2, 4 or 6, one options key queued for two sizes, a
+    party of 0 or more than its team size, a ticket id or a player queued
+    twice, a non-finite rating or enqueue time. O(n log n) in the number of
+    tickets.
     """
     _validate(queue)
     if not math.isfinite(now):
@@ -371,12 +450,20 @@ def form_tables(
             continue
         counter.anchors += 1
         group = buckets[tickets[anchor].options]
+        seat_count = tickets[anchor].seats
+        team_size = seat_count // 2
         target = means[anchor]
-        candidates = [group[k].nearest(target, _CANDIDATES[k], anchor, counter) for k in range(3)]
+        wanted = _CANDIDATES[seat_count]
+        candidates = [
+            group[k].nearest(target, wanted[k], anchor, counter) if wanted[k] else []
+            for k in range(3)
+        ]
         best: tuple[tuple[int, ...], tuple[int, ...]] | None = None
         best_key: tuple[int, float, float, tuple[int, ...]] | None = None
-        deficit = group[1].alive - group[0].alive  # pairs still needing a solo, beyond solos
-        for (need1, need2, need3), splits in _COMPOSITIONS[sizes[anchor]]:
+        # Six seats: pairs still needing a solo, beyond solos (at four a pair is a
+        # whole team and needs nobody; at two there are no pairs).
+        deficit = group[1].alive - group[0].alive if team_size == 3 else 0
+        for (need1, need2, need3), splits in _COMPOSITIONS[seat_count, sizes[anchor]]:
             if (
                 len(candidates[0]) < need1
                 or len(candidates[1]) < need2
@@ -385,7 +472,9 @@ def form_tables(
                 continue
             solos_used = need1 + (sizes[anchor] == 1)
             pairs_used = need2 + (sizes[anchor] == 2)
-            starve = max(0, deficit + solos_used - pairs_used) - max(0, deficit)
+            starve = (
+                max(0, deficit + solos_used - pairs_used) - max(0, deficit) if team_size == 3 else 0
+            )
             if best_key is not None and starve > best_key[0]:
                 continue
             for solos in combinations(candidates[0], need1):
@@ -400,7 +489,7 @@ def form_tables(
                             side = 0.0
                             for j in candidate_split:
                                 side += weights[j]
-                            gap = abs(2.0 * side - total) / 3.0
+                            gap = abs(2.0 * side - total) / team_size
                             if gap < split_gap:
                                 split_gap, split = gap, candidate_split
                         counter.candidate_evaluations += len(splits)
@@ -432,13 +521,13 @@ def form_tables(
         team_x = [chosen[j] for j in split]
         team_y = [i for i in chosen if i not in team_x]
         team_a, team_b = (team_x, team_y) if oldest in team_x else (team_y, team_x)
-        seats: list[Member | None] = [None] * 6
+        seats: list[Member | None] = [None] * seat_count
         for team, indices in enumerate((team_a, team_b)):
             ordered = _seat_team([tickets[i] for i in sorted(indices)])
-            for seat, member in zip(TEAM_SEATS[team], ordered, strict=True):
+            for seat, member in zip(TABLE_SEATS[seat_count][team], ordered, strict=True):
                 seats[seat] = member
         seated = tuple(m for m in seats if m is not None)
-        assert len(seated) == 6
+        assert len(seated) == seat_count
         group = buckets[tickets[anchor].options]
         for i in chosen:
             used[i] = True

@@ -2,8 +2,11 @@
 
 Team Elo: each human player's rating moves by ``K * (S - E)``, where ``S`` is 1
 for the winning team and 0 for the other, and ``E`` the expected score from
-the two teams' mean ratings, ``1 / (1 + 10 ** ((R_them - R_us) / 400))``. Bots
-count at the rating they were seated with and are never rated themselves.
+the two teams' mean ratings, ``1 / (1 + 10 ** ((R_them - R_us) / 400))`` (teams
+of three, two or one: at two seats it is plain Elo). Bots count at the rating
+they were seated with and are never rated themselves. Ratings are per rule
+set: a game moves its players' ratings in its own rule set only
+(:func:`~truc_lobby.store.ratings_key`).
 
 Any replica may follow any game: games to follow sit in a sorted set scored by
 lease expiry, written by the very script that seats the table
@@ -21,7 +24,6 @@ a second or two.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -34,7 +36,15 @@ from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 from truc_redis.connection import RedisClient, script
 
 from .history import HISTORY_LIMIT, GameRecord, history_key, summary_key
-from .store import ACTIVE, DELETE_IF_EQUAL, RATINGS, player_key, store_call, tracking_key
+from .store import (
+    ACTIVE,
+    DELETE_IF_EQUAL,
+    Tracked,
+    player_key,
+    ratings_key,
+    store_call,
+    tracking_key,
+)
 from .tokens import TokenIssuer
 
 __all__ = ["ResultsFollower", "elo_changes"]
@@ -206,11 +216,17 @@ class ResultsFollower:
             if asking is not None:
                 await self._free(keys=[player_key(asking)], args=["game:" + game])
             return
-        seats = [(int(s), p, bool(b), float(r)) for s, p, b, r in json.loads(raw)]
+        tracked = Tracked.decode(raw)
+        seats = tracked.seats
         changes = elo_changes(seats, winner) if winner is not None else {}
         end_ms = int(time.time() * 1000)
         record = GameRecord(
-            game, tuple(sorted((s, p, b) for s, p, b, _ in seats)), winner, end_ms, changes
+            game,
+            tuple(sorted((s, p, b) for s, p, b, _ in seats)),
+            winner,
+            end_ms,
+            changes,
+            tracked.rule_set,
         )
         args: list[str | float] = [
             game,
@@ -226,6 +242,7 @@ class ResultsFollower:
         for _, player, bot, _ in seats:
             if not bot:
                 humans += [player_key(player), history_key(player)]
-        keys = [ACTIVE, RATINGS, tracking_key(game), summary_key(game), *humans]
+        keys = [ACTIVE, ratings_key(tracked.rule_set), tracking_key(game), summary_key(game)]
+        keys += humans
         if await self._result(keys=keys, args=args):
             log.info("game over: players released", extra={"game": game, "changes": changes})

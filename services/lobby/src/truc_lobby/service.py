@@ -3,6 +3,12 @@
 Refusals are :mod:`truc_protocol.errors` (transport-neutral); the store's
 failures reach here as ``Unavailable`` (``STORE_UNAVAILABLE``), never as a
 Redis error (:func:`truc_lobby.store.store_call`).
+
+A ticket names its game in its options (``options.rule_set``, and
+``options.seats`` in Catalan Truc): :func:`normalized_options` checks them
+against that rule set, and a party holds at most a team of it (three in Truc
+y Flou, two in the 2 v 2 rule sets, one, so no party, in 1 v 1). Ratings and
+history are per rule set.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Final
 
 from truc.v1 import game_pb2, lobby_pb2
 
-from truc_protocol.convert import options_from_proto, options_to_proto
+from truc_protocol.convert import rule_set_to_proto
 from truc_protocol.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -26,6 +32,7 @@ from truc_protocol.errors import (
 
 from .history import GameHistory, GameRecord, PageTokenError
 from .results import ResultsFollower
+from .rule_sets import TableRules, normalize, stored_rules
 from .store import LobbyStore, StoredTicket
 from .tokens import TokenIssuer
 
@@ -61,13 +68,39 @@ def parse_ticket_name(name: str) -> str:
 
 
 def normalized_options(options: game_pb2.RuleOptions) -> game_pb2.RuleOptions:
-    """The options with every default written out, so equal tables get equal keys.
+    """The options with every default written out (``rule_set`` and ``seats``
+    included), so equal tables get equal keys.
 
-    The engine's :class:`~truc_rules.truc_y_flou.options.RuleOptions` checks them
-    (one definition of the bounds): INVALID_ARGUMENT ``BAD_REQUEST`` naming the
-    option otherwise.
+    The engine's options of the rule set they name check them (one definition
+    of the bounds and of which options a rule set has): INVALID_ARGUMENT
+    ``BAD_REQUEST`` naming the option otherwise (``options.ace_value`` in French
+    Truc, say).
     """
-    return options_to_proto(options_from_proto(options))
+    return normalize(options).proto()
+
+
+def _check_party(party: Sequence[str], player: str, rules: TableRules) -> None:
+    """INVALID_ARGUMENT ``BAD_REQUEST`` (``party: ...``, with the ``field`` and
+    the ``team_size`` in the error's metadata) unless ``party`` is other
+    players' ids, each once, that fit on one team with the caller."""
+    if len(party) >= rules.team_size:
+        fits = (
+            "one against one: a ticket holds one player"
+            if rules.team_size == 1
+            else f"in teams of {rules.team_size}: a party holds at most {rules.team_size} players"
+        )
+        raise InvalidArgument(
+            "BAD_REQUEST",
+            f"party: {rules.rule_set} at {rules.seat_count} seats is played {fits},"
+            f" not {len(party) + 1}",
+            metadata={"field": "party", "team_size": str(rules.team_size)},
+        )
+    members = [player, *party]
+    if len(set(members)) != len(members):
+        raise _bad("party: each player once, without the caller")
+    for other in party:
+        if not _PLAYER_ID.fullmatch(other):
+            raise _bad("party: player ids are 1-128 of A-Z a-z 0-9 _ . : @ -")
 
 
 class LobbyService:
@@ -103,26 +136,22 @@ class LobbyService:
     async def create_ticket(
         self, player: str, party: Sequence[str], options: game_pb2.RuleOptions
     ) -> StoredTicket:
-        if len(party) > 2:
-            raise _bad("party: at most two other players")
+        """Queue ``player`` (and a party they lead, once confirmed) for a table
+        of the rule set ``options`` name; nothing is stored when the options or
+        the party do not fit it (INVALID_ARGUMENT ``BAD_REQUEST``)."""
+        rules = normalize(options)
+        _check_party(party, player, rules)
         members = [player, *party]
-        if len(set(members)) != len(members):
-            raise _bad("party: each player once, without the caller")
-        for other in party:
-            if not _PLAYER_ID.fullmatch(other):
-                raise _bad("party: player ids are 1-128 of A-Z a-z 0-9 _ . : @ -")
-        normal = normalized_options(options)
-        data = normal.SerializeToString(deterministic=True)
         ticket = secrets.token_urlsafe(12)
         for attempt in range(2):
-            ratings = await self.store.ratings(members, self._default_rating)
+            ratings = await self.store.ratings(members, self._default_rating, rules.rule_set)
             entries = [(p, p == player, r) for p, r in zip(members, ratings, strict=True)]
             if await self.store.create(
                 ticket,
                 leader=player,
                 members=entries,
-                options=data,
-                options_key=data.hex(),
+                options=rules.options,
+                options_key=rules.key,
                 now_ms=self._now_ms(),
             ):
                 break
@@ -183,8 +212,16 @@ class LobbyService:
         await self.store.heartbeat(ticket, self._now_ms())
 
     def ticket_proto(self, stored: StoredTicket, caller: str) -> lobby_pb2.Ticket:
-        """The ticket as ``caller`` sees it (with its seat and game token once matched)."""
-        options = game_pb2.RuleOptions.FromString(stored.options)
+        """The ticket as ``caller`` sees it (with its seat and game token once
+        matched), its options normalized (also those of a ticket stored before
+        the rule sets existed: Truc y Flou's, ``rule_set`` written out)."""
+        try:
+            rules = stored_rules(stored.options)
+            options = rules.proto()
+            rule_set, seats = rule_set_to_proto(rules.rule_set), rules.seat_count
+        except InvalidArgument:  # a rule set this lobby does not know (a newer one's)
+            options = game_pb2.RuleOptions.FromString(stored.options)
+            rule_set, seats = options.rule_set, options.seats
         message = lobby_pb2.Ticket(
             name=ticket_name(stored.ticket),
             state=_STATES[stored.state],
@@ -194,6 +231,8 @@ class LobbyService:
                 for p, c, r in stored.members
             ],
             options=options,
+            rule_set=rule_set,
+            seat_count=seats,
         )
         message.create_time.FromMilliseconds(stored.created_ms)
         if stored.state == "MATCHED":
@@ -209,7 +248,8 @@ class LobbyService:
     async def list_games(
         self, player: str, page_size: int, page_token: str
     ) -> tuple[list[lobby_pb2.GameSummary], str]:
-        """A page of the player's finished games (most recent first), and the next token."""
+        """A page of the player's finished games (most recent first) of every
+        rule set, each summary naming its own, and the next token."""
         if not 0 <= page_size <= MAX_PAGE_SIZE:
             raise _bad(f"page_size: 1-{MAX_PAGE_SIZE} (0: {DEFAULT_PAGE_SIZE})")
         if len(page_token) > 256:
@@ -232,6 +272,8 @@ def _summary(record: GameRecord, caller: str) -> lobby_pb2.GameSummary:
         ],
         winner=game_pb2.TEAM_UNSPECIFIED if record.winner is None else _TEAMS[record.winner],
         rating_change=record.changes.get(caller, 0.0),
+        rule_set=rule_set_to_proto(record.rule_set),
+        seat_count=record.seat_count,
     )
     for seat, player, _ in record.seats:
         if player == caller:

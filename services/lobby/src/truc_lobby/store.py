@@ -29,6 +29,10 @@ use cases call: :class:`~truc_lobby.history.GameHistory`,
 fails (:func:`store_call`), never a ``RedisError``: callers see the protocol's
 error, the API layer imports no store.
 
+Ratings are kept per rule set (:func:`ratings_key`): a player's French Truc
+rating is not their Truc y Flou rating; Truc y Flou's stay in the hash they
+always had.
+
 A player's "live ticket" key exists from creation (leader) or confirmation
 (member) until the ticket is cancelled or expired; once the ticket is matched
 it names the game, until the game ends (:mod:`truc_lobby.results`): a player
@@ -45,7 +49,10 @@ from typing import Any, Final
 
 from truc_redis.connection import RedisClient, script
 from truc_redis.errors import translate_errors
+from truc_rules.rule_set import RuleSet
 from truc_telemetry.metrics import timed
+
+from .rule_sets import stored_rules
 
 __all__ = [
     "ACTIVE",
@@ -54,6 +61,8 @@ __all__ = [
     "Claim",
     "LobbyStore",
     "StoredTicket",
+    "Tracked",
+    "ratings_key",
     "store_call",
     "tracking_key",
 ]
@@ -64,6 +73,7 @@ HEARTBEATS: Final = f"{P}:heartbeats"
 AWAITING: Final = f"{P}:awaiting"
 """Party tickets waiting for confirmations, scored by creation time."""
 RATINGS: Final = f"{P}:ratings"
+"""Truc y Flou's ratings: player -> rating (:func:`ratings_key`)."""
 MATCHER_LOCK: Final = f"{P}:matcher"
 BOT_JOBS: Final = f"{P}:bots"
 CLAIMS: Final = f"{P}:claims"
@@ -94,9 +104,48 @@ def claim_key(claim: str) -> str:
     return f"{P}:claim:{claim}"
 
 
+def ratings_key(rule_set: RuleSet) -> str:
+    """The hash of the players' ratings in ``rule_set`` (player -> rating):
+    :data:`RATINGS` for Truc y Flou (as before the other rule sets), else
+    ``{P}:ratings:<rule set>``."""
+    return RATINGS if rule_set == RuleSet.TRUC_Y_FLOU else f"{RATINGS}:{rule_set}"
+
+
 def tracking_key(game: str) -> str:
-    """The seats (player, bot, rating) of a game the lobby follows until it ends."""
+    """The seats (player, bot, rating) of a game the lobby follows until it
+    ends, and its rule set and table size (:class:`Tracked`)."""
     return f"{P}:game:{game}"
+
+
+@dataclass(frozen=True, slots=True)
+class Tracked:
+    """A game the lobby follows until it ends (:func:`tracking_key`)."""
+
+    rule_set: RuleSet
+    seats: tuple[tuple[int, str, bool, float], ...]
+    """(seat, player, bot, rating), seat 0 first: six, four or two."""
+
+    def encode(self) -> str:
+        """Truc y Flou's as the list of seats older lobbies wrote and read (a
+        replica of one still rates the game in a rolling update); any other
+        rule set's as ``{"r": rule set, "s": seats}``."""
+        seats = [list(s) for s in self.seats]
+        if self.rule_set == RuleSet.TRUC_Y_FLOU:
+            return json.dumps(seats)
+        return json.dumps({"r": str(self.rule_set), "s": seats})
+
+    @staticmethod
+    def decode(raw: bytes | str) -> Tracked:
+        data = json.loads(raw)
+        if isinstance(data, list):  # written by a lobby older than the rule sets
+            rule_set, seats = RuleSet.TRUC_Y_FLOU, data
+        else:
+            rule_set, seats = RuleSet(data["r"]), data["s"]
+        return Tracked(rule_set, tuple((int(s), str(p), bool(b), float(r)) for s, p, b, r in seats))
+
+    @property
+    def seat_count(self) -> int:
+        return len(self.seats)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,9 +337,9 @@ class Claim:
     tickets: tuple[str, ...]
     """The humans' tickets (bots have none)."""
     seats: tuple[tuple[int, str, bool, float], ...]
-    """(seat, player, bot, rating), seat 0 to 5."""
+    """(seat, player, bot, rating), seat 0 first (six, four or two seats)."""
     options: bytes
-    """The serialized truc.v1.RuleOptions."""
+    """The serialized truc.v1.RuleOptions (normalized: :mod:`truc_lobby.rule_sets`)."""
     turn_seconds: int
 
     def encode(self) -> str:
@@ -316,7 +365,12 @@ class Claim:
 
     @property
     def players(self) -> list[str]:
+        """The players, seat 0 first (CreateGame's ``players``)."""
         return [player for _, player, _, _ in self.seats]
+
+    @property
+    def rule_set(self) -> RuleSet:
+        return stored_rules(self.options).rule_set
 
 
 class LobbyStore:
@@ -341,8 +395,11 @@ class LobbyStore:
 
     @store_call
     @timed("ratings")
-    async def ratings(self, players: Sequence[str], default: float) -> list[float]:
-        values = await self.redis.hmget(RATINGS, list(players))  # type: ignore[misc]
+    async def ratings(
+        self, players: Sequence[str], default: float, rule_set: RuleSet = RuleSet.TRUC_Y_FLOU
+    ) -> list[float]:
+        """The players' ratings in ``rule_set`` (``default`` for an unrated one)."""
+        values = await self.redis.hmget(ratings_key(rule_set), list(players))  # type: ignore[misc]
         return [float(v) if v is not None else default for v in values]
 
     @store_call
@@ -499,7 +556,7 @@ class LobbyStore:
             CLOSED_TTL_MS,
             int(time.time() * 1000),
             PLAYING_TTL_MS,
-            json.dumps([list(s) for s in claim.seats]),
+            Tracked(claim.rule_set, claim.seats).encode(),
             len(bots) // 3,
             *bots,
             *(channel(t) for t in claim.tickets),
