@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -235,3 +236,49 @@ def test_the_runner_core_plays_a_typed_scenario() -> None:
     assert parse_scenario(doc).setup == scenario.setup
     with pytest.raises(ScenarioError, match=r"^expect\.score: not a result field"):
         Scenario(name="", setup=scenario.setup, expect=(("score", [0, 0]),))
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda d: d.update(ruleset="tute"), "ruleset"),
+        (lambda d: d["options"].update(seats=3), "options.seats"),
+        (lambda d: d["options"].update(ace_value=1), "options.ace_value"),
+        (lambda d: d["deals"][0].pop(), "deals[0]"),
+        (lambda d: d["deals"][0][0].__setitem__(0, "9Sw"), "deals[0][0][0]"),
+        (lambda d: d["start"].update(draw=[["3Sw", "2Co"]]), "start.draw"),
+    ],
+)
+def test_a_malformed_variant_scenario_names_its_field(change: Any, field: str) -> None:
+    doc: dict[str, Any] = {
+        "ruleset": "catalan_truc",
+        "options": {"seats": 4},
+        "start": {"dealer": 3},
+        "deals": [
+            [
+                ["3Sw", "4Co", "KCu"],
+                ["2Co", "5Cl", "JSw"],
+                ["1Co", "6Cu", "NSw"],
+                ["7Cl", "4Sw", "5Cu"],
+            ]
+        ],
+    }
+    assert run_scenario(doc).problems == ()
+    change(doc)
+    with pytest.raises(ScenarioError) as caught:
+        run_scenario(doc)
+    assert caught.value.field == field, str(caught.value)
+
+
+def test_a_variant_scenario_without_a_dealer_starts_with_seat_0_dealing() -> None:
+    doc = {
+        "ruleset": "french_truc",
+        "deals": [[["9He", "TSp", "JDi"], ["7Cl", "8He", "ASp"]]],
+        "actions": [
+            {"seat": 0, "play": "9He", "rejected": "NOT_YOUR_TURN"},
+            {"seat": 1, "play": "7Cl"},
+        ],
+        "expect": {"to_act": 0},
+    }
+    run = run_scenario(doc)
+    assert run.problems == (), run.problems

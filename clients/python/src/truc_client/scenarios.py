@@ -378,7 +378,17 @@ def parse_scenario(doc: object) -> Scenario:
     if not isinstance(doc, Mapping):
         raise ScenarioError("", "a scenario is a JSON object")
     try:
-        parsed = ScenarioFile.model_validate(doc, context=_context(doc))
+        context = _context(doc)
+        options = doc.get("options")
+        known_rule_set = doc.get("ruleset", RuleSet.TRUC_Y_FLOU.value) in set(RuleSet)
+        if (
+            known_rule_set
+            and isinstance(options, Mapping)
+            and all(isinstance(k, str) for k in options)
+        ):
+            # The options first: they say how many hands a deal has.
+            _options(context["rule_set"], options)  # type: ignore[arg-type]
+        parsed = ScenarioFile.model_validate(doc, context=context)
     except ValidationError as exc:
         raise scenario_error(exc) from None
     return parsed.to_scenario(doc.get("expect") or {})

@@ -201,6 +201,8 @@ def _culprit(setup: ScenarioSetup) -> str:
     Only run once the whole setup was refused: the engine stays the one judge
     of what a valid setup is, this only says where the fault lies.
     """
+    if setup.draws is not None and not isinstance(setup.options, RuleOptions):
+        return "start.draw"  # only Truc y Flou has a draw for the first deal
     if setup.dealer is not None and setup.draws is not None:
         return "start"
     probes: list[tuple[str, dict[str, Any]]] = [
