@@ -18,9 +18,10 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 	openapi-check node-deps k8s-validate chaos soak
 
 ## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
-## (PLAY=1: you take one seat in the terminal against five bots)
+## (PLAY=1: you take one seat in the terminal against five bots; RULESET=french_truc, sackson_truc,
+## partnership_truc or catalan_truc: a table of that game instead of truc_y_flou)
 run: $(STAMP)
-	$(BIN)/python tools/run.py $(if $(filter-out 0,$(PLAY)),--play)
+	$(BIN)/python tools/run.py $(if $(filter-out 0,$(PLAY)),--play) $(if $(RULESET),--ruleset $(RULESET))
 
 ## test: lint, the OpenAPI document, the Kubernetes manifests, the public and rule scenarios,
 ## unit and property tests (and the Node.js client if node is here)

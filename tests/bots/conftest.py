@@ -1,5 +1,6 @@
 """Fixtures and helpers of the bot tests: in-process matches on the engine (the
-views a seat would get, as proto messages) and the real service's replicas."""
+views a seat would get, as proto messages), games of every rule set from fixed
+deals, and the real service's replicas."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from truc.v1 import game_pb2, game_service_pb2
 
 from tests.service.conftest import redis_server, replicas  # noqa: F401
 from truc_bots import Policy
+from truc_bots.arena import proto_view
 from truc_protocol.convert import action_from_proto, view_to_proto
 from truc_rules import (
     GameState,
@@ -24,8 +26,12 @@ from truc_rules import (
     apply_action,
     legal_actions,
     new_game,
+    registry,
     view_for,
 )
+from truc_rules.actions import CALL, DIRECTIVE, PLAY, SIGNAL, Action, Call, Directive, Signal
+from truc_rules.family import FamilyState
+from truc_rules.rule_set import RuleSet
 
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
@@ -94,6 +100,102 @@ def random_states(count: int, seed: int = 0) -> list[GameState]:
             if next_state.to_act is None:
                 break
             state = next_state
+        if state.to_act is not None:
+            found.append(state)
+    return found
+
+
+# --------------------------------------------------------------------------- the other rule sets
+
+FAMILY_TABLES: tuple[tuple[RuleSet, dict[str, object]], ...] = (
+    (RuleSet.FRENCH_TRUC, {}),
+    (RuleSet.FRENCH_TRUC, {"trick_order": "seven_ace"}),
+    (RuleSet.SACKSON_TRUC, {}),
+    (RuleSet.PARTNERSHIP_TRUC, {}),
+    (RuleSet.CATALAN_TRUC, {}),
+    (RuleSet.CATALAN_TRUC, {"seats": 2}),
+)
+"""Every variants.md rule set, with the option values that change the table or the order."""
+FAMILY_IDS = tuple(
+    rule_set.value + "".join(f"-{v}" for v in values.values()) for rule_set, values in FAMILY_TABLES
+)
+
+
+def family_options(rule_set: RuleSet, **values: object) -> registry.AnyOptions:
+    return registry.options_from_mapping(rule_set, values)
+
+
+def family_start(
+    rule_set: RuleSet,
+    *hands: Sequence[str],
+    more: Sequence[Sequence[Sequence[str]]] = (),
+    dealer: int = 0,
+    scores: tuple[int, int] = (0, 0),
+    **values: object,
+) -> FamilyState:
+    """A game of ``rule_set`` from fixed deals (one hand per seat, cards in the
+    rule set's notation: ``7He``, ``3Sw``); ``more`` are the next deals."""
+    deck = registry.deck_of(rule_set)
+    deals = [tuple(tuple(deck.parse(c) for c in hand) for hand in deal) for deal in (hands, *more)]
+    state = registry.new_game(
+        family_options(rule_set, **values), deals=deals, dealer=dealer, scores=scores
+    ).state
+    assert isinstance(state, FamilyState)
+    return state
+
+
+def family_action(rule_set: RuleSet, what: str) -> Action:
+    """``RAISE`` (a call), ``~SEVEN`` (a signal), ``!PLAY_SEVEN`` (a directive), else a card."""
+    if what.startswith("~"):
+        return SIGNAL[Signal(what[1:])]
+    if what.startswith("!"):
+        return DIRECTIVE[Directive(what[1:])]
+    if what in Call.__members__:
+        return CALL[Call(what)]
+    return PLAY[registry.deck_of(rule_set).parse(what)]
+
+
+def family_play(state: FamilyState, steps: str) -> FamilyState:
+    """Apply ``"0:RAISE 1:ACCEPT 0:9He 2:~SEVEN"`` (each step must be legal)."""
+    for token in steps.split():
+        seat, what = token.split(":")
+        after = registry.apply_action(
+            state, int(seat), family_action(state.variant.rule_set, what)
+        ).state
+        assert isinstance(after, FamilyState)
+        state = after
+    return state
+
+
+def family_view(state: FamilyState, seat: int) -> game_pb2.GameView:
+    """The proto view of ``seat``, as the service builds it."""
+    return proto_view(state, seat)
+
+
+def random_family_states(
+    rule_set: RuleSet, values: dict[str, object], count: int, seed: int = 0
+) -> list[FamilyState]:
+    """``count`` states of random matches of the rule set (random legal actions,
+    signals and directives among them), each with a seat to act."""
+    rng = random.Random(seed)
+    options = family_options(rule_set, **values)
+    found: list[FamilyState] = []
+    while len(found) < count:
+        state = registry.new_game(options, seed=rng.randrange(2**32)).state
+        assert isinstance(state, FamilyState)
+        for _ in range(rng.randrange(1, 60)):
+            seat = state.to_act
+            if seat is None:
+                break
+            actions = registry.legal_actions(state, seat)
+            games = [a for a in actions if not isinstance(a, SendSignal | SendDirective)]
+            messages = [a for a in actions if isinstance(a, SendSignal | SendDirective)]
+            pool = messages if messages and rng.random() < 0.2 else games
+            after = registry.apply_action(state, seat, rng.choice(pool)).state
+            assert isinstance(after, FamilyState)
+            if after.to_act is None:
+                break
+            state = after
         if state.to_act is not None:
             found.append(state)
     return found

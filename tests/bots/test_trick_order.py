@@ -9,14 +9,16 @@ from truc.v1 import cards_pb2, game_pb2
 import truc_bots
 from truc_bots import card_class, class_table
 from truc_protocol.convert import card_to_proto, options_from_proto
-from truc_rules import DECK, PeriqueTrickRank
+from truc_rules import DECK, PeriqueTrickRank, RuleOptions
 from truc_rules.truc_y_flou.ranking import trick_class
 
 PROTO_VALUES = game_pb2.PeriqueTrickRank.values()
 
 
 def _option(number: game_pb2.PeriqueTrickRank.ValueType) -> PeriqueTrickRank:
-    return options_from_proto(game_pb2.RuleOptions(perique_trick_rank=number)).perique_trick_rank
+    options = options_from_proto(game_pb2.RuleOptions(perique_trick_rank=number))
+    assert isinstance(options, RuleOptions)
+    return options.perique_trick_rank
 
 
 @pytest.mark.parametrize("number", PROTO_VALUES, ids=game_pb2.PeriqueTrickRank.keys())

@@ -90,6 +90,44 @@ def test_a_short_run_plays_whole_games_and_reports_them(
     assert "SubmitAction" in done.stdout and "games completed" in done.stdout
 
 
+def test_a_run_of_partnership_tables_seats_four_players_a_table(
+    stack: Stack,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "report.json"
+    done = _truc_load(
+        "--lobby",
+        stack.lobbies[0].address,
+        "--game",
+        stack.game.address,
+        "--ruleset",
+        "partnership_truc",
+        "--players",
+        "6",
+        "--games",
+        "2",
+        "--target-score",
+        "4",
+        "--manches",
+        "1",
+        "--report",
+        str(path),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "6 players rounded up to 8 (4 a table)" in done.stderr
+    report = read_report(path)
+    assert report.config.rule_set == "partnership_truc" and report.config.players == 8
+    assert report.games.completed >= 2 and report.errors.fatal == 0
+    assert report.tickets.seated >= 8
+
+
+def test_the_table_size_follows_the_rule_set() -> None:
+    assert parse_args(["--ruleset", "french_truc", "--players", "5", "--quiet"]).players == 6
+    catalan = parse_args(["--ruleset", "catalan_truc", "--seats", "2", "--players", "3", "--quiet"])
+    assert catalan.players == 4 and catalan.seats == 2
+    assert parse_args(["--players", "7", "--quiet"]).players == 12  # truc_y_flou: six a table
+
+
 def test_an_unreachable_service_is_a_clear_error() -> None:
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))

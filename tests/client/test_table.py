@@ -50,7 +50,7 @@ def hand_built_view() -> game_pb2.GameView:
         espintou=[game_pb2.TEAM_B],
         stake=2,
         stake_call=game_pb2.CALL_TRUC,
-        last_raiser=game_pb2.TEAM_B,
+        last_raiser=game_pb2.TEAM_A,  # team A called TRUC, team B accepted it
         truc_call=game_pb2.TrucCall(call=game_pb2.CALL_RETRUC, caller=1, answerer=0),
         hand=[card("7Sw"), card("3Co")],
         dealt=[card("7Sw"), card("3Co"), card("4Cu")],

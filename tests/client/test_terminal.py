@@ -146,3 +146,28 @@ def test_q_leaves_the_table_cleanly(services: Stack) -> None:
     code, lines = play(services, lambda n, lines: "q")
     assert code == 0, "\n".join(lines)[-3000:]
     assert lines[-1].startswith("you left the table")
+
+
+def test_a_human_plays_french_truc_against_one_bot(services: Stack) -> None:
+    """``truc play --ruleset french_truc``: a table of two, the piquet pack, the
+    calls of French Truc offered in words, the match played to its end."""
+    code, lines = play(services, lambda n, lines: "1", "--ruleset", "french_truc")
+    out = "\n".join(lines)
+    assert code == 0, out[-3000:]
+    assert "1 bot queued the same way for french_truc" in out
+    assert "seated in games/" in out
+    seating = lines[next(i for i, line in enumerate(lines) if "seated in games/" in line) + 1 :]
+    assert [line.split()[0] for line in seating[:2]] == ["S0(A)", "S1(B)"]
+    assert "captain" not in out and "S2(" not in out
+    held = [
+        card
+        for line in lines
+        if line.startswith("your hand: ") and "(no cards)" not in line
+        for card in line.removeprefix("your hand: ").split()
+    ]
+    assert held and all(re.fullmatch(r"[789TJQKA](He♥|Di♦|Cl♣|Sp♠)", c) for c in held), held
+    assert re.search(r"your move: 1\) play [789TJQKA](He|Di|Cl|Sp)", out)
+    assert 'call RAISE ("two more?")' in out
+    assert "── hand 1 (game 1):" in out and "games A " in out
+    assert "wins the match" in out
+    assert lines[-1].startswith("match over: team ")

@@ -4,7 +4,8 @@ The moves of the game (cards, calls, naming the dealer, cutting) are numbered
 ``1``, ``2``...; the team messages, which may be sent at any time of a hand,
 are ``s1``, ``s2``... (signals, then a captain's directives), so that a number
 is always a move and never a message by accident. The order is the view's own
-(``GameView.legal_actions``: cards, then calls, then messages).
+(``GameView.legal_actions``: cards, then calls, then messages). Each choice's
+text is in the words of the view's rule set (:func:`~truc_client.narration.action_text`).
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ def choices_for(view: game_pb2.GameView) -> tuple[Choice, ...]:
     messages: list[Choice] = []
     for action in view.legal_actions:
         if action.WhichOneof("kind") in _MESSAGE_KINDS:
-            messages.append(Choice(f"s{len(messages) + 1}", action, action_text(action)))
+            messages.append(Choice(f"s{len(messages) + 1}", action, action_text(action, view)))
         else:
-            moves.append(Choice(str(len(moves) + 1), action, action_text(action)))
+            moves.append(Choice(str(len(moves) + 1), action, action_text(action, view)))
     return (*moves, *messages)
 
 

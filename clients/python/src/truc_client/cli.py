@@ -5,10 +5,12 @@
   does not hold (the differences go to stderr), 2 if a file is malformed.
   With ``--via HOST:PORT`` it plays them through a running game service instead
   (see :mod:`truc_client.remote_scenarios`).
-* ``truc demo [--seed N]`` plays a seeded match between engine bots and prints
-  it as it happens.
-* ``truc play --lobby HOST:PORT --game HOST:PORT`` takes one seat of a match
-  in the terminal against bots (:mod:`truc_client.terminal`; ``truc play -h``).
+* ``truc demo [--seed N] [--ruleset NAME]`` plays a seeded match between engine
+  bots and prints it as it happens.
+* ``truc play --lobby HOST:PORT --game HOST:PORT [--ruleset NAME]`` takes one
+  seat of a match of any rule set (``truc_y_flou``, ``french_truc``,
+  ``sackson_truc``, ``partnership_truc``, ``catalan_truc``) in the terminal
+  against bots (:mod:`truc_client.terminal`; ``truc play -h``).
 * ``truc load [flags]`` drives scripted players through a running lobby and
   game service and measures them (:mod:`truc_client.load`; ``truc load --help``).
 
@@ -30,6 +32,7 @@ from pathlib import Path
 import grpc
 
 from truc_protocol.tokens import DEV_SECRET
+from truc_rules.rule_set import RuleSet
 from truc_rules.scenario import ScenarioError, run_scenario
 
 from .engine_demo import play_demo
@@ -68,7 +71,7 @@ def _scenario(paths: Sequence[str], via: str | None, secret: str | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="truc", description="Truc y Flou tools.")
+    parser = argparse.ArgumentParser(prog="truc", description="Tools of the Truc family of games.")
     commands = parser.add_subparsers(dest="command", required=True)
     scenario = commands.add_parser("scenario", help="play scenario files against the engine")
     scenario.add_argument("files", nargs="+", metavar="FILE")
@@ -88,7 +91,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = commands.add_parser("demo", help="play a seeded match between engine bots")
     demo.add_argument("--seed", type=int, default=7)
     demo.add_argument("--hands", type=int, default=0, help="stop after this many hands (0: all)")
-    commands.add_parser("play", help="take one seat of a match in the terminal", add_help=False)
+    demo.add_argument(
+        "--ruleset",
+        default=RuleSet.TRUC_Y_FLOU.value,
+        choices=[r.value for r in RuleSet],
+        help="the game of the family (default truc_y_flou)",
+    )
+    commands.add_parser(
+        "play",
+        help="take one seat of a match in the terminal (--ruleset NAME: any game of the family)",
+        add_help=False,
+    )
     args, rest = parser.parse_known_args(argv)
     if args.command == "play":
         from truc_client.terminal import main as play  # noqa: PLC0415 (imports rich)
@@ -102,7 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "scenario":
         return _scenario(args.files, args.via, args.secret)
-    return play_demo(seed=args.seed, max_hands=args.hands, out=sys.stdout)
+    return play_demo(
+        seed=args.seed, max_hands=args.hands, out=sys.stdout, rule_set=RuleSet(args.ruleset)
+    )
 
 
 if __name__ == "__main__":

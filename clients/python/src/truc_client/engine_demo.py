@@ -2,7 +2,8 @@
 
 The bots here are deliberately simple (a seeded random choice among the legal
 game actions, biased towards playing a card); they exist to show the engine.
-Real bots that play through the service come with the lobby.
+Real bots that play through the service come with the lobby. ``--ruleset``
+plays any game of the family (``truc_y_flou`` by default).
 """
 
 from __future__ import annotations
@@ -10,25 +11,24 @@ from __future__ import annotations
 import random
 from typing import TextIO
 
-from truc_protocol.convert import event_to_proto
-from truc_rules import (
-    Action,
-    GameState,
-    PlayCard,
-    SendDirective,
-    SendSignal,
-    Transition,
+from truc_protocol.convert import event_to_proto, rule_set_to_proto
+from truc_rules import Action, PlayCard, SendDirective, SendSignal
+from truc_rules.registry import (
+    AnyState,
+    AnyTransition,
     apply_action,
+    default_options,
     legal_actions,
     new_game,
 )
+from truc_rules.rule_set import RuleSet
 
-from .narration import describe
+from .narration import Narrator
 
 __all__ = ["choose_action", "play_demo"]
 
 
-def choose_action(state: GameState, seat: int, rng: random.Random) -> Action:
+def choose_action(state: AnyState, seat: int, rng: random.Random) -> Action:
     """A legal game action for ``seat`` (no signals), cards four times likelier than calls."""
     options = [
         a for a in legal_actions(state, seat) if not isinstance(a, SendSignal | SendDirective)
@@ -37,13 +37,16 @@ def choose_action(state: GameState, seat: int, rng: random.Random) -> Action:
     return rng.choices(options, weights)[0]
 
 
-def play_demo(*, seed: int, max_hands: int, out: TextIO) -> int:
+def play_demo(
+    *, seed: int, max_hands: int, out: TextIO, rule_set: RuleSet = RuleSet.TRUC_Y_FLOU
+) -> int:
     rng = random.Random(seed)
-    transition: Transition = new_game(seed=seed)
+    transition: AnyTransition = new_game(default_options(rule_set), seed=seed)
+    narrator = Narrator(rule_set_to_proto(rule_set))
     actions = 0
     while True:
         for event in transition.events:  # told as clients tell them: one narration
-            line = describe(event_to_proto(event, actions + 1))
+            line = narrator.describe(event_to_proto(event, actions + 1))
             if line is not None:
                 print(line, file=out)
         state = transition.state

@@ -1,7 +1,9 @@
 """``truc load`` (also ``truc-load``): the load generator.
 
 It drives ``--players`` scripted players (default 60, rounded up to a multiple
-of six so that every table can fill) through the real path of a deployment:
+of the table size, six in Truc y Flou, so that every table can fill) through the
+real path of a deployment, at tables of ``--ruleset`` (``truc_y_flou`` unless
+said; ``--seats 2`` for two-seat ``catalan_truc``):
 ``SignInGuest``, ``CreateTicket``, ``WatchTicket`` until seated, then the whole
 match through the game service with a :class:`~truc_bots.BotPlayer`
 and a :class:`~truc_bots.HeuristicPolicy` (``GetGame``, one
@@ -42,7 +44,8 @@ summary table goes to stdout and, with ``--report PATH``, this JSON report
       "config": {"lobby": "127.0.0.1:50052", "game": "127.0.0.1:50051",
                  "players": 60, "duration_s": 30.0, "games": null, "seed": 1,
                  "response_view": "minimal", "target_score": 0, "manches": 0,
-                 "think_s": 0.0, "channels": 1, "event_loop": "uvloop"},
+                 "rule_set": "truc_y_flou", "seats": 0, "think_s": 0.0, "channels": 1,
+                 "event_loop": "uvloop"},
       "stopped_by": "duration" | "games" | "interrupted",
       "elapsed_s": 30.01,
       "games": {"completed": 12, "abandoned": 10},
@@ -95,6 +98,9 @@ from truc.v1 import (
 )
 
 from truc_bots import BotPlayer, HeuristicPolicy, StreamCall
+from truc_protocol.convert import options_from_proto
+from truc_protocol.errors import InvalidArgument
+from truc_rules.registry import seat_count
 
 from .client import TrucError
 from .latency import LatencyHistogram
@@ -381,6 +387,9 @@ class LoadConfig:
     response_view: Literal["minimal", "full"] = "minimal"
     target_score: int = 0
     manches: int = 0
+    rule_set: str = "truc_y_flou"
+    seats: int = 0
+    """catalan_truc only: 4 or 2 (0: the rule set's own)."""
     think_s: float = 0.0
     channels: int = 1
     connect_timeout_s: float = 5.0
@@ -525,10 +534,7 @@ class LoadRun:
         self, index: int, lobby: _Lobby, meta: tuple[tuple[str, str], ...]
     ) -> lobby_pb2.Ticket:
         """Queue (retrying while the lobby has not freed the player) and wait until seated."""
-        options = game_pb2.RuleOptions(
-            target_score=self.config.target_score, manches_to_win=self.config.manches
-        )
-        request = lobby_service_pb2.CreateTicketRequest(options=options)
+        request = lobby_service_pb2.CreateTicketRequest(options=_options(self.config))
         start = time.perf_counter_ns()
         deadline = time.monotonic() + _QUEUE_RETRY_SECONDS
         wait = 0.05
@@ -743,6 +749,23 @@ def _positive(kind: Callable[[str], float]) -> Callable[[str], Any]:
     return parse
 
 
+RULE_SETS: Final = tuple(
+    name.removeprefix("RULE_SET_").lower()
+    for name, number in game_pb2.RuleSet.items()
+    if number != game_pb2.RULE_SET_UNSPECIFIED
+)
+
+
+def _options(config: LoadConfig) -> game_pb2.RuleOptions:
+    """The tickets' options: Truc y Flou's leave ``rule_set`` unset, as before."""
+    options = game_pb2.RuleOptions(
+        target_score=config.target_score, manches_to_win=config.manches, seats=config.seats
+    )
+    if config.rule_set != "truc_y_flou":
+        options.rule_set = game_pb2.RuleSet.Value("RULE_SET_" + config.rule_set.upper())
+    return options
+
+
 def parse_args(argv: Sequence[str] | None = None, *, err: TextIO = sys.stderr) -> LoadConfig:
     """The flags of ``truc load`` (``--help`` lists them)."""
     parser = argparse.ArgumentParser(
@@ -752,8 +775,15 @@ def parse_args(argv: Sequence[str] | None = None, *, err: TextIO = sys.stderr) -
     parser.add_argument("--lobby", type=_address, default="127.0.0.1:50052", metavar="HOST:PORT")
     parser.add_argument("--game", type=_address, default="127.0.0.1:50051", metavar="HOST:PORT")
     parser.add_argument(
-        "--players", type=_positive(int), default=60, help="rounded up to a multiple of 6"
+        "--players",
+        type=_positive(int),
+        default=60,
+        help="rounded up to a multiple of the table size (6 in truc_y_flou)",
     )
+    parser.add_argument(
+        "--ruleset", choices=RULE_SETS, default="truc_y_flou", help="the game the tables play"
+    )
+    parser.add_argument("--seats", type=int, default=0, help="catalan_truc only: 4 or 2")
     parser.add_argument(
         "--duration", type=_positive(float), metavar="SECONDS", help="stop after this long"
     )
@@ -764,7 +794,10 @@ def parse_args(argv: Sequence[str] | None = None, *, err: TextIO = sys.stderr) -
     parser.add_argument("--seed", type=int, default=1, help="seeds the players' policies")
     parser.add_argument("--response-view", choices=sorted(_VIEWS), default="minimal")
     parser.add_argument(
-        "--target-score", type=int, default=0, help="points that win a manche (0: 25)"
+        "--target-score",
+        type=int,
+        default=0,
+        help="points that win a manche (0: the rule set's own, 25 in truc_y_flou)",
     )
     parser.add_argument("--manches", type=int, default=0, help="manches that win (0: 2)")
     parser.add_argument(
@@ -782,9 +815,17 @@ def parse_args(argv: Sequence[str] | None = None, *, err: TextIO = sys.stderr) -
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     args = parser.parse_args(argv)
-    players = 6 * math.ceil(args.players / 6)
+    probe = LoadConfig(rule_set=args.ruleset, seats=args.seats)
+    try:
+        table = seat_count(options_from_proto(_options(probe)))
+    except InvalidArgument as error:
+        parser.error(error.message)
+    players = table * math.ceil(args.players / table)
     if players != args.players and not args.quiet:
-        print(f"truc load: {args.players} players rounded up to {players} (six a table)", file=err)
+        print(
+            f"truc load: {args.players} players rounded up to {players} ({table} a table)",
+            file=err,
+        )
     duration = args.duration
     if duration is None and args.games is None:
         duration = 30.0
@@ -798,6 +839,8 @@ def parse_args(argv: Sequence[str] | None = None, *, err: TextIO = sys.stderr) -
         response_view=args.response_view,
         target_score=args.target_score,
         manches=args.manches,
+        rule_set=args.ruleset,
+        seats=args.seats,
         think_s=args.think,
         channels=args.channels,
         connect_timeout_s=args.connect_timeout,

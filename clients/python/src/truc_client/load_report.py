@@ -55,6 +55,9 @@ class RunConfig(_Part):
     response_view: Literal["minimal", "full"]
     target_score: StrictInt
     manches: StrictInt
+    rule_set: StrictStr = "truc_y_flou"
+    """The game the tables played (reports written before the other rule sets: Truc y Flou)."""
+    seats: StrictInt = 0
     think_s: Number
     channels: StrictInt
     event_loop: StrictStr

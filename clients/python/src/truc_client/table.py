@@ -6,9 +6,11 @@ viewer's :class:`~truc.v1.game_pb2.GameView`, which has no field for another
 seat's unrevealed cards, so none can be drawn: the other seats show how many
 cards they hold, the cards they played, and the cards a showdown revealed.
 
-* :func:`render_table`: the six seats around the table (teams, captains, the
-  dealer, whose turn, each seat's card in the current trick), the tricks won,
-  the scores (points and manches), the stake and the pending calls, the timer;
+* :func:`render_table`: the seats around the table, six, four or two by the
+  rule set (teams, Truc y Flou's captains, partnership Truc's governors, the
+  dealer, whose turn, each seat's card in the current trick), the tricks won
+  (or spoiled), the scores (points and manches, or games), the stake and the
+  pending calls (a raise, MON_RESTE, a redeal proposal), the timer;
 * :func:`render_hand`, :func:`render_signals`, :func:`render_choices`: the
   viewer's cards, the team's signals this hand, the numbered legal actions;
 * :func:`render_screen`: all of it plus the event log, the one renderable of
@@ -27,7 +29,15 @@ from rich.text import Text
 from truc.v1 import game_pb2
 
 from .choices import Choice
-from .narration import call_name, card_text, prompt_text, seat_name, team_name
+from .narration import (
+    action_text,
+    call_name,
+    card_text,
+    is_family,
+    prompt_text,
+    seat_name,
+    team_name,
+)
 
 __all__ = [
     "render_choices",
@@ -35,13 +45,24 @@ __all__ = [
     "render_screen",
     "render_signals",
     "render_table",
+    "seat_count",
     "seconds_left",
     "timer_text",
 ]
 
-_SEATS = 6
-_CAPTAINS = (0, 3)
 _TEAM_STYLE = ("cyan", "magenta")  # team A, team B
+_PIQUET_RULE_SETS = frozenset(
+    (
+        game_pb2.RULE_SET_FRENCH_TRUC,
+        game_pb2.RULE_SET_SACKSON_TRUC,
+        game_pb2.RULE_SET_PARTNERSHIP_TRUC,
+    )
+)
+
+
+def seat_count(view: game_pb2.GameView) -> int:
+    """Seats at the view's table: 6, 4 or 2 (6 for a view that does not say)."""
+    return view.seat_count or len(view.seats) or 6
 
 
 def seconds_left(view: game_pb2.GameView, now: float) -> int | None:
@@ -76,8 +97,10 @@ def _seat_cell(view: game_pb2.GameView, seat: int, labels: Mapping[int, str]) ->
     acting = view.HasField("to_act") and view.to_act == seat
     cell.append("▶ " if acting else "  ", style="bold yellow")
     cell.append(seat_name(seat), style=f"bold {_TEAM_STYLE[team]}")
-    if seat in _CAPTAINS:
+    if info is not None and info.captain:
         cell.append(" ★captain", style=_TEAM_STYLE[team])
+    if info is not None and info.governor and view.phase == game_pb2.PHASE_PLAY:
+        cell.append(" ★governor", style=_TEAM_STYLE[team])
     if view.phase == game_pb2.PHASE_PLAY and seat == view.dealer:
         cell.append(" (deals)", style="dim")
     label = labels.get(seat) or (info.player[:12] if info else "")
@@ -99,9 +122,10 @@ def _tricks(view: game_pb2.GameView) -> str:
     if not view.tricks:
         return "tricks: none yet"
     parts = []
+    tie = "spoiled" if is_family(view.rule_set) else "pardes"
     for number, trick in enumerate(view.tricks, 1):
         if trick.winner == game_pb2.TEAM_UNSPECIFIED:
-            parts.append(f"{number}: pardes")
+            parts.append(f"{number}: {tie}")
         else:
             winner = f" {seat_name(trick.winning_seat)}" if trick.HasField("winning_seat") else ""
             parts.append(f"{number}: {team_name(trick.winner)}{winner}")
@@ -111,19 +135,36 @@ def _tricks(view: game_pb2.GameView) -> str:
 
 
 def _stake(view: game_pb2.GameView) -> str:
+    if is_family(view.rule_set):
+        return _family_stake(view)
     if view.stake == 0 and view.stake_call != game_pb2.CALL_UNSPECIFIED:
         worth = "the manche"
     else:
         worth = f"{view.stake or 1} point{'s' if (view.stake or 1) > 1 else ''}"
     if view.stake_call == game_pb2.CALL_UNSPECIFIED:
         return f"truc: none called · the hand is worth {worth}"
-    by = f" by team {team_name(view.last_raiser)}" if view.last_raiser else ""
+    # last_raiser is the team whose call was accepted: the other team accepted it.
+    accepted = {game_pb2.TEAM_A: "B", game_pb2.TEAM_B: "A"}.get(view.last_raiser)
+    by = f" by team {accepted}" if accepted else ""
     return f"truc: {call_name(view.stake_call)} accepted{by} · the hand is worth {worth}"
+
+
+def _family_stake(view: game_pb2.GameView) -> str:
+    """The stake of a variants.md hand: 1 point, an accepted raise, or the game."""
+    if view.mon_reste:
+        return "stake: MON_RESTE answered with MON_RESTE · this hand decides the game"
+    stake = view.stake or 1
+    worth = f"{stake} point{'s' if stake > 1 else ''}"
+    if view.stake_call == game_pb2.CALL_UNSPECIFIED:
+        return f"stake: no raise yet · the hand is worth {worth}"
+    return f"stake: {call_name(view.stake_call)} accepted · the hand is worth {worth}"
 
 
 def _pending(view: game_pb2.GameView) -> list[str]:
     """The calls waiting for answers, and the declarations of the hand."""
     lines = []
+    if is_family(view.rule_set):
+        return _family_pending(view)
     if view.truc_call.call != game_pb2.CALL_UNSPECIFIED:
         truc = view.truc_call
         lines.append(
@@ -159,9 +200,32 @@ def _pending(view: game_pb2.GameView) -> list[str]:
     return lines
 
 
+def _family_pending(view: game_pb2.GameView) -> list[str]:
+    """The call waiting for its answer, the governors, a redeal already used."""
+    lines = []
+    pending = view.truc_call
+    if pending.call != game_pb2.CALL_UNSPECIFIED:
+        caller, answerer = seat_name(pending.caller), seat_name(pending.answerer)
+        if pending.call == game_pb2.CALL_PROPOSE_REDEAL:
+            lines.append(f"pending: {caller} proposes a redeal, {answerer} (the dealer) to answer")
+        else:
+            words = action_text(game_pb2.Action(call=pending.call), view).removeprefix("call ")
+            if pending.call == game_pb2.CALL_MON_RESTE:
+                words = 'MON_RESTE ("my rest": this hand for the game)'
+            lines.append(f"pending: {caller} calls {words}, {answerer} to answer")
+    elif view.redeal_proposed and view.rule_set in _PIQUET_RULE_SETS:
+        lines.append("a redeal was proposed this hand (no other may be)")
+    if view.governors and view.phase == game_pb2.PHASE_PLAY:
+        governing = " and ".join(seat_name(s) for s in view.governors)
+        lines.append(f"governors: {governing} (only they answer raises and concede)")
+    return lines
+
+
 def _scores(view: game_pb2.GameView) -> Text:
-    target = view.options.target_score or 25
+    family = is_family(view.rule_set)
+    target = view.options.target_score or (12 if family else 25)
     manches = view.options.manches_to_win or 2
+    games = "games" if family else "manches"
     espintou = {team_name(t) for t in view.espintou}
     line = Text("points ")
     line.append(f"A {view.scores.team_a}", style=f"bold {_TEAM_STYLE[0]}")
@@ -169,35 +233,48 @@ def _scores(view: game_pb2.GameView) -> Text:
     line.append(" - ")
     line.append(f"B {view.scores.team_b}", style=f"bold {_TEAM_STYLE[1]}")
     line.append("*" if "B" in espintou else "")
-    line.append(f" (to {target})   manches A {view.manches.team_a} - B {view.manches.team_b}")
-    line.append(f" (to {manches}){'  · la belle' if view.belle else ''}")
+    line.append(f" (to {target})   {games} A {view.manches.team_a} - B {view.manches.team_b}")
+    belle = "the deciding game" if family else "la belle"
+    line.append(f" (to {manches}){f'  · {belle}' if view.belle else ''}")
     if espintou:
         line.append("   * espintou", style="dim")
     if view.history:  # the manches played, with their final scores
         played = ", ".join(
             f"{team_name(m.winner)} won {m.scores.team_a}-{m.scores.team_b}" for m in view.history
         )
-        line.append(f"\nmanches played: {played}", style="dim")
+        line.append(f"\n{games} played: {played}", style="dim")
     return line
+
+
+def _layout(ring: list[int]) -> list[tuple[int | None, int | None, int | None]]:
+    """The grid rows of the seats (None: an empty cell; the centre cell of the
+    middle row holds the trick). The viewer sits at the bottom centre and play
+    goes round to the right."""
+    if len(ring) == 2:
+        return [(None, ring[1], None), (None, None, None), (None, ring[0], None)]
+    if len(ring) == 4:
+        return [(None, ring[2], None), (ring[3], None, ring[1]), (None, ring[0], None)]
+    return [(ring[4], ring[3], ring[2]), (None, None, None), (ring[5], ring[0], ring[1])]
 
 
 def render_table(
     view: game_pb2.GameView, *, now: float, labels: Mapping[int, str] | None = None
 ) -> RenderableType:
-    """The six seats around the table and the state of the hand and the match.
+    """The seats around the table and the state of the hand and the match.
 
-    The viewer sits at the bottom centre; play goes round to the right: the
-    next seat is bottom right, then top right, top centre, top left, bottom
-    left. ``labels`` names seats (e.g. "bot"); by default a seat shows its
-    player id.
+    The viewer sits at the bottom centre; play goes round to the right: with
+    six seats the next seat is bottom right, then top right, top centre, top
+    left, bottom left; with four, right, top (the partner), left; with two, the
+    opponent sits at the top. ``labels`` names seats (e.g. "bot"); by default a
+    seat shows its player id.
     """
     names = labels or {}
+    seats = seat_count(view)
     me = view.seat if view.HasField("seat") else 0
-    ring = [(me + i) % _SEATS for i in range(_SEATS)]
+    ring = [(me + i) % seats for i in range(seats)]
     grid = Table.grid(expand=True, padding=(0, 2))
     for _ in range(3):
         grid.add_column(ratio=1)
-    grid.add_row(*(_seat_cell(view, s, names) for s in (ring[4], ring[3], ring[2])))
     centre = Text(justify="center")
     if view.phase == game_pb2.PHASE_PLAY:
         trick = len(view.tricks) + 1
@@ -209,8 +286,17 @@ def render_table(
         centre.append(f"the captains draw for the first deal: {draws}", style="bold")
     elif view.finished:
         centre.append(f"match over: team {team_name(view.winner)} wins", style="bold green")
-    grid.add_row(Text(""), centre, Text(""))
-    grid.add_row(*(_seat_cell(view, s, names) for s in (ring[5], ring[0], ring[1])))
+    for row, cells in enumerate(_layout(ring)):
+        grid.add_row(
+            *(
+                centre
+                if row == 1 and column == 1
+                else Text("")
+                if seat is None
+                else _seat_cell(view, seat, names)
+                for column, seat in enumerate(cells)
+            )
+        )
     status: list[RenderableType] = [_scores(view)]
     if view.phase == game_pb2.PHASE_PLAY:
         status.append(Text(_tricks(view)))
@@ -235,20 +321,29 @@ def render_hand(view: game_pb2.GameView) -> RenderableType:
         extra.append(f"flor {view.flor_value}")
     if extra:
         line.append(f"   ({', '.join(extra)})", style="dim")
+    if view.instruction != game_pb2.DIRECTIVE_UNSPECIFIED:
+        name = game_pb2.Directive.Name(view.instruction).removeprefix("DIRECTIVE_")
+        line.append(
+            f"\nyour governor's instruction {name} binds your next card"
+            " (only the cards it allows are offered)",
+            style="bold yellow",
+        )
     return line
 
 
 def render_signals(view: game_pb2.GameView) -> RenderableType:
-    """The team's signals and directives this hand (team-only)."""
+    """The team's signals and directives (instructions in partnership Truc) this
+    hand (team-only)."""
     line = Text("team signals: ", style="bold")
     if not view.signals:
         line.append("none this hand", style="dim")
         return line
+    instructs = "instructs" if view.rule_set == game_pb2.RULE_SET_PARTNERSHIP_TRUC else "directs"
     parts = []
     for message in view.signals:
         if message.WhichOneof("message") == "directive":
             name = game_pb2.Directive.Name(message.directive).removeprefix("DIRECTIVE_")
-            parts.append(f"{seat_name(message.seat)} directs {name}")
+            parts.append(f"{seat_name(message.seat)} {instructs} {name}")
         else:
             name = game_pb2.Signal.Name(message.signal).removeprefix("SIGNAL_")
             parts.append(f"{seat_name(message.seat)} {name}")

@@ -1,8 +1,12 @@
-"""Terminal play: a human takes one seat of a match, five bots take the others.
+"""Terminal play: a human takes one seat of a match, bots take the others.
 
-``truc play --lobby HOST:PORT --game HOST:PORT`` (or ``make run PLAY=1``, which
-starts the services first) signs the human in as a guest, queues a ticket
-through the lobby, queues ``--bots`` bot guests the same way (each a
+``truc play --lobby HOST:PORT --game HOST:PORT [--ruleset NAME]`` (or ``make
+run PLAY=1 [RULESET=NAME]``, which starts the services first) signs the human in
+as a guest, queues a ticket for a table of the rule set (``truc_y_flou``, six
+seats, by default; ``french_truc`` and ``sackson_truc`` two; ``partnership_truc``
+four; ``catalan_truc`` four, or two with ``--seats 2``) through the lobby,
+queues ``--bots`` bot guests the same way (all the other seats unless said;
+each a
 :class:`~truc_bots.BotPlayer` with a
 :class:`~truc_bots.HeuristicPolicy`, as :mod:`truc_client.demo` does),
 and once the lobby seats them plays the human's seat through
@@ -48,13 +52,16 @@ from rich.live import Live
 from truc.v1 import game_pb2, game_service_pb2_grpc, lobby_pb2
 
 from truc_bots import BotPlayer, HeuristicPolicy
+from truc_protocol.convert import options_from_proto
+from truc_protocol.errors import InvalidArgument
+from truc_rules.registry import seat_count
 
 from .choices import Choice, choices_for, find_choice
 from .client import StaleView, TrucClient, TrucError, game_version, is_over
-from .narration import describe, seat_name, team_name
+from .narration import Narrator, is_family, rule_set_name, seat_name, team_name
 from .table import render_screen, seconds_left
 
-__all__ = ["main", "play"]
+__all__ = ["RULE_SETS", "add_arguments", "main", "play", "rule_options", "run", "table_seats"]
 
 _LOG_LINES: Final = 12
 _WARN_AT: Final = (10, 5)
@@ -181,6 +188,7 @@ class Seat:
         self.view = view
         self.version = game_version(view)
         self.choices = choices_for(view)
+        self._narrator = Narrator(view.rule_set)
         for event in view.events:
             self._record(event)
         self.view.ClearField("events")
@@ -196,7 +204,7 @@ class Seat:
                 self._console.print(line)
 
     def _record(self, event: game_pb2.Event) -> None:
-        line = describe(event)
+        line = self._narrator.describe(event)
         if line is not None:
             self._log.append(line)
             self._say(line)
@@ -394,13 +402,14 @@ async def play(
     stdin_fd: int,
     live: bool,
     name: str = "you",
-    bots: int = 5,
+    bots: int | None = None,
     bot_think: float = 0.5,
     options: game_pb2.RuleOptions | None = None,
     seed: int = 7,
     seat_timeout: float = 120.0,
 ) -> int:
-    """Queue the human and ``bots`` bots, then play the human's seat; 0 when done."""
+    """Queue the human and ``bots`` bots (every other seat of the table of
+    ``options``' rule set when None), then play the human's seat; 0 when done."""
     if live:
         console = Console(file=out, force_terminal=True)
     else:
@@ -410,6 +419,9 @@ async def play(
         console.print(line, markup=False, highlight=False, emoji=False)
 
     options = options or game_pb2.RuleOptions()
+    seats = table_seats(options)
+    bots = seats - 1 if bots is None else bots
+    family = is_family(options.rule_set)
     bot_clients: list[tuple[TrucClient, lobby_pb2.Ticket]] = []
     players: list[asyncio.Task[game_pb2.GameView]] = []
     game_channel = grpc.aio.insecure_channel(game)
@@ -426,7 +438,11 @@ async def play(
         say(f"signed in as {name} ({player}); queued {ticket.name}")
         bot_clients = await _queue_bots(lobby, game, bots, options)
         if bots:
-            say(f"{bots} bots queued the same way; waiting for the lobby to seat everyone")
+            kind = "bot" if bots == 1 else "bots"
+            say(
+                f"{bots} {kind} queued the same way for {rule_set_name(options.rule_set)};"
+                " waiting for the lobby to seat everyone"
+            )
         seated_task = asyncio.create_task(human.wait_until_seated(ticket.name, seat_timeout))
         while not seated_task.done():
             reading = asyncio.create_task(keyboard.lines.get())
@@ -457,9 +473,11 @@ async def play(
         labels[seated.seat] = name
         say(f"seated in {seated.game} at {seat_name(seated.seat)}, team {team_name(seated.team)}")
         for assignment in sorted(seated.table, key=lambda a: a.seat):
-            role = "captain " if assignment.seat in (0, 3) else ""
+            role = "captain " if not family and assignment.seat in (0, 3) else ""
             who = labels.get(assignment.seat, assignment.player)
             say(f"   {role}{seat_name(assignment.seat)} {who}")
+        if options.rule_set == game_pb2.RULE_SET_PARTNERSHIP_TRUC:
+            say("   each hand the dealer and eldest govern their sides")
         view = await human.get_game(seated.game)
         seat = Seat(human, view, console=console, live=live, labels=labels)
         keyboard.on_change = seat.redraw
@@ -498,15 +516,68 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(parser.parse_args(argv))
 
 
+RULE_SETS: Final = tuple(
+    name.removeprefix("RULE_SET_").lower()
+    for name, number in game_pb2.RuleSet.items()
+    if number != game_pb2.RULE_SET_UNSPECIFIED
+)
+"""The names ``--ruleset`` takes: ``truc_y_flou``, ``french_truc``, ..."""
+_TRICK_ORDERS: Final = {
+    name.removeprefix("TRICK_ORDER_").lower(): number
+    for name, number in game_pb2.TrickOrder.items()
+    if number != game_pb2.TRICK_ORDER_UNSPECIFIED
+}
+
+
+def table_seats(options: game_pb2.RuleOptions) -> int:
+    """Seats at a table of these options: 6, 4 or 2 (the engine's count)."""
+    return seat_count(options_from_proto(options))
+
+
+def rule_options(
+    rule_set: str = "truc_y_flou",
+    *,
+    target_score: int = 0,
+    manches: int = 0,
+    seats: int = 0,
+    trick_order: str = "",
+) -> game_pb2.RuleOptions:
+    """The options of a table of ``rule_set`` (0 and "": the rule set's own).
+    Truc y Flou's leave ``rule_set`` unset, as clients did before the others."""
+    options = game_pb2.RuleOptions(target_score=target_score, manches_to_win=manches, seats=seats)
+    if rule_set != "truc_y_flou":
+        options.rule_set = game_pb2.RuleSet.Value("RULE_SET_" + rule_set.upper())
+    if trick_order:
+        options.trick_order = _TRICK_ORDERS[trick_order]
+    return options
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``truc play`` (shared with ``truc_client.cli``)."""
     parser.add_argument("--lobby", default="localhost:50052", metavar="HOST:PORT")
     parser.add_argument("--game", default="localhost:50051", metavar="HOST:PORT")
     parser.add_argument("--name", default="you", help="your display name")
-    parser.add_argument("--bots", type=int, default=5, help="bots to queue with you (0-5)")
+    parser.add_argument(
+        "--ruleset",
+        default="truc_y_flou",
+        choices=RULE_SETS,
+        help="the game of the family (default truc_y_flou)",
+    )
+    parser.add_argument("--seats", type=int, default=0, help="catalan_truc only: 4 (default) or 2")
+    parser.add_argument(
+        "--trick-order",
+        default="",
+        choices=tuple(_TRICK_ORDERS),
+        help="french, sackson and partnership truc: the trick order (seven_eight)",
+    )
+    parser.add_argument(
+        "--bots", type=int, default=None, help="bots to queue with you (default: every other seat)"
+    )
     parser.add_argument("--bot-think", type=float, default=0.6, help="seconds a bot waits")
-    parser.add_argument("--target-score", type=int, default=0, help="points of a manche (25)")
-    parser.add_argument("--manches", type=int, default=0, help="manches to win the match (2)")
+    parser.add_argument(
+        "--target-score", type=int, default=0, help="points of a game (the rule set's own)"
+    )
+    parser.add_argument("--manches", type=int, default=0, help="games to win the match (2)")
     parser.add_argument("--seed", type=int, default=7, help="the bots' seed")
     parser.add_argument(
         "--plain", action="store_true", help="plain output even on a terminal (no live screen)"
@@ -515,11 +586,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play with parsed :func:`add_arguments` options."""
-    if not 0 <= args.bots <= 5:
-        print("--bots: 0 to 5", file=sys.stderr)
+    options = rule_options(
+        args.ruleset,
+        target_score=args.target_score,
+        manches=args.manches,
+        seats=args.seats,
+        trick_order=args.trick_order,
+    )
+    try:
+        seats = table_seats(options)
+    except InvalidArgument as error:
+        print(f"truc play: {error.message}", file=sys.stderr)
+        return 2
+    if args.bots is not None and not 0 <= args.bots < seats:
+        print(f"--bots: 0 to {seats - 1} at a table of {seats}", file=sys.stderr)
         return 2
     live = sys.stdout.isatty() and sys.stdin.isatty() and not args.plain
-    options = game_pb2.RuleOptions(target_score=args.target_score, manches_to_win=args.manches)
     try:
         return asyncio.run(
             play(

@@ -1,9 +1,15 @@
-"""Bots for Truc y Flou: policies that choose an action from a seat's view, and a
-:class:`BotPlayer` that plays one seat of a game through the public game API.
+"""Bots for every rule set of the Truc family: policies that choose an action
+from a seat's view, and a :class:`BotPlayer` that plays one seat of a game (of
+two, four or six seats) through the public game API.
 
 A policy sees only the :class:`~truc.v1.game_pb2.GameView` of its own seat (the
 same message a human's client gets), never hidden information, and returns one
-of ``view.legal_actions``. Section numbers (§) refer to shared/spec/rules.md.
+of ``view.legal_actions``. :class:`RandomPolicy` plays any rule set;
+:class:`HeuristicPolicy` plays Truc y Flou by the rules of thumb below and the
+rule sets of variants.md (``french_truc``, ``sackson_truc``,
+``partnership_truc``, ``catalan_truc``) with :mod:`truc_bots.family`.
+:mod:`truc_bots.arena` plays policies against each other in this process.
+Section numbers (§) refer to shared/spec/rules.md.
 """
 
 from __future__ import annotations
@@ -21,7 +27,10 @@ from truc_protocol.convert import card_to_proto, options_from_proto
 from truc_protocol.status import TrucError, rate_limit_wait
 from truc_protocol.views import game_version, is_over
 from truc_rules.cards import DECK, Card
+from truc_rules.truc_y_flou.options import RuleOptions
 from truc_rules.truc_y_flou.ranking import BASTO, ESPASA, PeriqueTrickRank, trick_class
+
+from .family import FamilyPolicy, card_strength, is_family, strength_table
 
 __all__ = [
     "BotError",
@@ -31,7 +40,9 @@ __all__ = [
     "Policy",
     "RandomPolicy",
     "card_class",
+    "card_strength",
     "class_table",
+    "strength_table",
 ]
 
 
@@ -76,7 +87,9 @@ def _key(card: cards_pb2.Card) -> int:
 
 def _perique_option(number: game_pb2.PeriqueTrickRank.ValueType) -> PeriqueTrickRank:
     """The engine's option of a proto ``PeriqueTrickRank`` (UNSPECIFIED: the default)."""
-    return options_from_proto(game_pb2.RuleOptions(perique_trick_rank=number)).perique_trick_rank
+    options = options_from_proto(game_pb2.RuleOptions(perique_trick_rank=number))
+    assert isinstance(options, RuleOptions)  # no rule_set: Truc y Flou's options
+    return options.perique_trick_rank
 
 
 _CLASS_TABLES: Final[dict[int, tuple[int, ...]]] = {
@@ -228,7 +241,9 @@ class _Read:
 
 
 class HeuristicPolicy:
-    """A sensible player (see the module's rules of thumb below).
+    """A sensible player of every rule set: a view of a variants.md rule set is
+    decided by :class:`truc_bots.family.FamilyPolicy` (its module docstring
+    says how); Truc y Flou by the rules of thumb below.
 
     * Declarations: FLOR whenever it holds one; EMBIDE with an embit of 30 or
       more (MI_FALTA with 33 or more when its team is behind); poll answers by
@@ -253,8 +268,11 @@ class HeuristicPolicy:
 
     def __init__(self, seed: int) -> None:
         self._rng = random.Random(seed)
+        self._family = FamilyPolicy(seed)
 
     def choose(self, view: game_pb2.GameView) -> game_pb2.Action:
+        if is_family(view):
+            return self._family.choose(view)
         read = _Read(view)
         if read.dealers:
             # §2.4: name the seat before ours as dealer, so that our seat is eldest.
