@@ -76,9 +76,11 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-## bench: engine speed, then SubmitAction through the service beside the floor of the stack
+## bench: engine speed (every rule set), the bots' win rates (500 matches per table), then
+## SubmitAction through the service beside the floor of the stack
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
+	$(BIN)/python benchmarks/bots_bench.py --matches 500
 	$(BIN)/python benchmarks/service_bench.py
 	$(BIN)/python benchmarks/watch_bench.py
 	$(BIN)/python benchmarks/matchmaking_bench.py

@@ -163,6 +163,15 @@ async def _french_duel(stack: Stack) -> None:
             assert len(summary.table) == 2 and summary.seat == ticket.seat
             assert summary.winner == winner
             assert summary.rating_change == pytest.approx(16.0 if won else -16.0)
+            # ListGames filtered by rule set: the duel is French Truc's only.
+            for rule_set, count in ((R.RULE_SET_FRENCH_TRUC, 1), (R.RULE_SET_TRUC_Y_FLOU, 0)):
+                reply = await aio.lobby(0).ListGames(
+                    lobby_service_pb2.ListGamesRequest(rule_set=rule_set),
+                    metadata=guest.metadata,
+                    timeout=10,
+                )
+                assert [g.name for g in reply.games] == [ticket.game] * count
+                assert reply.next_page_token == ""
     finally:
         await aio.close()
 

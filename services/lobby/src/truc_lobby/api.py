@@ -129,7 +129,7 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
         request = require(raw, "ListGamesRequest")
         player = self._player(context)
         games, next_token = await self._service.list_games(
-            player, request.page_size, request.page_token
+            player, request.page_size, request.page_token, request.rule_set
         )
         return lobby_service_pb2.ListGamesResponse(games=games, next_page_token=next_token)
 

@@ -95,6 +95,12 @@ class GameRecord:
         )
 
 
+SCAN_BATCH: Final = 100
+"""Games read at a time when ListGames filters by rule set."""
+SCAN_LIMIT: Final = 1000
+"""Games read at most by one filtered ListGames call (a bounded cost per call)."""
+
+
 class PageTokenError(ValueError):
     """A page token this lobby did not issue."""
 
@@ -123,13 +129,41 @@ class GameHistory:
         self._redis = redis
 
     @store_call
-    async def page(self, player: str, size: int, token: str) -> tuple[list[GameRecord], str]:
-        """Up to ``size`` of the player's games after ``token`` (most recent first)
-        and the token of the next page ("" if there is none).
+    async def page(
+        self, player: str, size: int, token: str, rule_set: RuleSet | None = None
+    ) -> tuple[list[GameRecord], str]:
+        """Up to ``size`` of the player's games after ``token`` (most recent first),
+        only those of ``rule_set`` if given, and the token of the next page (""
+        if there is none).
 
+        With a rule set, at most :data:`SCAN_LIMIT` games are read per call: a
+        page may then be short and still have a next token (the last game read).
         Raises :class:`PageTokenError` for a token this lobby did not issue, and
         ``Unavailable`` (``STORE_UNAVAILABLE``) when Redis fails.
         """
+        if rule_set is None:
+            records, more = await self._read(player, size, token)
+            return records, _page_token(records[-1]) if more and records else ""
+        found: list[GameRecord] = []
+        read = 0
+        while True:
+            batch = min(SCAN_BATCH, SCAN_LIMIT - read)
+            records, more = await self._read(player, batch, token)
+            read += len(records)
+            for i, record in enumerate(records):
+                if record.rule_set == rule_set:
+                    found.append(record)
+                    if len(found) == size:
+                        rest = more or i < len(records) - 1
+                        return found, _page_token(record) if rest else ""
+            if not more or not records:
+                return found, ""
+            token = _page_token(records[-1])
+            if read >= SCAN_LIMIT:
+                return found, token
+
+    async def _read(self, player: str, size: int, token: str) -> tuple[list[GameRecord], bool]:
+        """Up to ``size`` games after ``token``, and whether more follow."""
         key = history_key(player)
         pipe = self._redis.pipeline(transaction=False)
         if token:
@@ -144,5 +178,4 @@ class GameHistory:
         more = len(games) > size
         games = games[:size]
         raw = await self._redis.mget([summary_key(g.decode()) for g in games]) if games else []
-        records = [GameRecord.decode(r) for r in raw if r is not None]
-        return records, _page_token(records[-1]) if more and records else ""
+        return [GameRecord.decode(r) for r in raw if r is not None], more

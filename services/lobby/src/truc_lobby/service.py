@@ -21,7 +21,7 @@ from typing import Final
 
 from truc.v1 import game_pb2, lobby_pb2
 
-from truc_protocol.convert import rule_set_to_proto
+from truc_protocol.convert import rule_set_from_proto, rule_set_to_proto
 from truc_protocol.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -246,17 +246,19 @@ class LobbyService:
         return message
 
     async def list_games(
-        self, player: str, page_size: int, page_token: str
+        self, player: str, page_size: int, page_token: str, rule_set: int = 0
     ) -> tuple[list[lobby_pb2.GameSummary], str]:
-        """A page of the player's finished games (most recent first) of every
-        rule set, each summary naming its own, and the next token."""
+        """A page of the player's finished games (most recent first), of the
+        proto ``rule_set`` if one is named (else of every rule set, each summary
+        naming its own), and the next token."""
+        only = rule_set_from_proto(rule_set, "rule_set") if rule_set else None
         if not 0 <= page_size <= MAX_PAGE_SIZE:
             raise _bad(f"page_size: 1-{MAX_PAGE_SIZE} (0: {DEFAULT_PAGE_SIZE})")
         if len(page_token) > 256:
             raise _bad("page_token: not one this lobby issued")
         try:
             records, next_token = await self._history.page(
-                player, page_size or DEFAULT_PAGE_SIZE, page_token
+                player, page_size or DEFAULT_PAGE_SIZE, page_token, only
             )
         except PageTokenError:
             raise _bad("page_token: not one this lobby issued") from None

@@ -314,21 +314,29 @@ class ListGamesRequest(_message.Message):
 
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    RULE_SET_FIELD_NUMBER: _builtins.int
     page_size: _builtins.int
     """At most this many games: 1-100, 0 for 20."""
     page_token: _builtins.str
     """A previous response's next_page_token, for the games after its last one;
     empty for the most recent.
     """
+    rule_set: _game_pb2.RuleSet.ValueType
+    """Only games of this rule set; unspecified: every rule set, each summary
+    naming its own. A filtered page may hold fewer than page_size games (the
+    lobby reads at most 1,000 of the player's games per call) and still have
+    a next_page_token: follow it until it is empty.
+    """
     def __init__(
         self,
         *,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        rule_set: _game_pb2.RuleSet.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "rule_set", b"rule_set"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

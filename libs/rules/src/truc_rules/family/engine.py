@@ -179,8 +179,8 @@ def _turn_calls(state: FamilyState, seat: int) -> tuple[Call, ...]:
 
 def _messages(state: FamilyState, seat: int) -> tuple[SendSignal | SendDirective, ...]:
     variant = state.variant
-    roles = variant.message_roles(state.seats)
-    if roles == MessageRoles.NONE:
+    roles = variant.roles[state.options.seats]
+    if roles is MessageRoles.NONE:
         return _NO_MESSAGES
     signals: tuple[SendSignal | SendDirective, ...] = ()
     directives: tuple[SendSignal | SendDirective, ...] = ()

@@ -129,6 +129,8 @@ class Variant:
     """The options beyond target_score, manches_to_win, play_out_all_tricks."""
     strengths: Mapping[TrickOrder | None, tuple[int, ...]] = field(init=False)
     """Per order, a card's strength (higher wins; -1 for another pack's card)."""
+    roles: Mapping[int, MessageRoles] = field(init=False)
+    """Per table size, who may use the team channel (:meth:`message_roles`)."""
 
     def __post_init__(self) -> None:
         table: dict[TrickOrder | None, tuple[int, ...]] = {}
@@ -136,6 +138,9 @@ class Variant:
             power = {rank: len(ranks) - i for i, rank in enumerate(ranks)}
             table[order] = tuple(power[c.rank] if c in self.deck else -1 for c in Card)
         object.__setattr__(self, "strengths", table)
+        object.__setattr__(
+            self, "roles", {seats: self.message_roles(seats) for seats in self.seat_choices}
+        )
 
     @property
     def calls(self) -> tuple[Call, ...]:
