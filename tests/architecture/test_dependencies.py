@@ -14,8 +14,9 @@ Inside the rules library, each rule set has one home: ``truc_y_flou/`` and the
 variants.md engine ``family/`` never import each other or a rule set module;
 ``french_truc/``, ``sackson_truc/``, ``partnership_truc/`` and
 ``catalan_truc/`` import ``family`` and the shared modules (cards, actions,
-events, errors, tricks, rule_set) only; ``registry`` (and what uses it) is the
-one place that knows them all.
+events, errors, tricks, rule_set) only, Sackson's and partnership Truc also
+``french_truc`` (variants.md defines them as it, with exceptions);
+``registry`` (and what uses it) is the one place that knows them all.
 
 Inside the game service: the use cases (service, deadlines, ports, names, the
 in-memory adapter) import neither grpc nor redis, not even through what they
@@ -146,8 +147,9 @@ _RULE_SET_HOMES = {
     "truc_y_flou": _SHARED_RULES,
     "family": _SHARED_RULES,
     "french_truc": _SHARED_RULES | {"family"},
-    "sackson_truc": _SHARED_RULES | {"family"},
-    "partnership_truc": _SHARED_RULES | {"family"},
+    # variants.md defines these two "as french_truc, except ...": they build on it.
+    "sackson_truc": _SHARED_RULES | {"family", "french_truc"},
+    "partnership_truc": _SHARED_RULES | {"family", "french_truc"},
     "catalan_truc": _SHARED_RULES | {"family"},
 }
 

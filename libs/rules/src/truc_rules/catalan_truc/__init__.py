@@ -13,45 +13,12 @@ from typing import Final
 
 from truc_rules.actions import Directive, Signal
 from truc_rules.cards import SPANISH, Rank
-from truc_rules.family import (
-    FamilyOptions,
-    FamilyRules,
-    FamilyState,
-    FamilyView,
-    Ladder,
-    PartnerTie,
-    Transition,
-    Variant,
-    apply_action,
-    default_action,
-    encode_state,
-    is_terminal,
-    legal_actions,
-    to_act,
-    view_for,
-)
+from truc_rules.family import FamilyRules, Ladder, PartnerTie, Variant
+from truc_rules.family.api import *  # noqa: F403 - the rule sets' shared API, as it lists it
+from truc_rules.family.api import BOUND, SHARED
 from truc_rules.rule_set import RuleSet
 
-__all__ = [
-    "RULES",
-    "VARIANT",
-    "FamilyOptions",
-    "FamilyState",
-    "FamilyView",
-    "Transition",
-    "apply_action",
-    "decode_state",
-    "default_action",
-    "encode_state",
-    "is_terminal",
-    "legal_actions",
-    "new_game",
-    "options",
-    "options_from_mapping",
-    "to_act",
-    "view_for",
-]
-
+__all__ = [*SHARED, *BOUND]  # noqa: PLE0604
 
 VARIANT: Final = Variant(
     rule_set=RuleSet.CATALAN_TRUC,

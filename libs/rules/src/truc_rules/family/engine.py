@@ -1,8 +1,8 @@
 """The engine of the variants.md rule sets: V1 once, the differences read from
 the state's :class:`~truc_rules.family.variant.Variant`.
 
-Pure: no I/O, no clock, no global randomness (a seed drives each deal through
-a private ``random.Random``). Every action is applied to a clone; a refused
+Pure: no I/O, no clock, no global randomness (each deal is a function of the
+game's seed and the hand number: :func:`_shuffled`). Every action is applied to a clone; a refused
 action raises :class:`~truc_rules.errors.IllegalAction` and changes nothing.
 
 Refusal precedence (scenarios.md, variants.md V6): ``GAME_OVER``;
@@ -15,7 +15,9 @@ moment of a hand, so they are never refused as out of turn.
 
 from __future__ import annotations
 
-import random
+import functools
+import hashlib
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -72,9 +74,13 @@ __all__ = [
 
 HAND_SIZE: Final = 3
 TRICKS_PER_HAND: Final = 3
+_HAND_KEY: Final = struct.Struct("<4sQI")
+_DEALER_KEY: Final = struct.Struct("<4sQ")
 NO_CUT: Final = -1
 """HandStarted.cutter in these rule sets: nobody cuts."""
 
+_RANK: Final = tuple(c.rank for c in Card)
+"""Each card's rank, by card number (a look-up instead of a property)."""
 _ACCEPT_OR_FOLD: Final = (CALL[Call.ACCEPT], CALL[Call.FOLD])
 _MON_RESTE_ANSWERS: Final = (CALL[Call.FOLD], CALL[Call.MON_RESTE])
 _REDEAL_ANSWERS: Final = (CALL[Call.ACCEPT], CALL[Call.REFUSE])
@@ -126,13 +132,24 @@ def legal_actions(state: FamilyState, seat: int) -> tuple[Action, ...]:
         return messages
     prompt = state.prompt
     if prompt == Prompt.TURN:
-        cards = tuple(PLAY[c] for c in _playable(state, seat))
-        return cards + tuple(CALL[c] for c in _turn_calls(state, seat)) + messages
+        return _plays(_playable(state, seat)) + _calls(_turn_calls(state, seat)) + messages
     if prompt == Prompt.RAISE_ANSWER:
         return _ACCEPT_OR_FOLD + messages
     if prompt == Prompt.MON_RESTE_ANSWER:
         return _MON_RESTE_ANSWERS + messages
     return _REDEAL_ANSWERS + messages
+
+
+@functools.lru_cache(maxsize=4096)
+def _plays(cards: tuple[Card, ...]) -> tuple[PlayCard, ...]:
+    """The play actions of some cards (hands repeat: a small, bounded cache)."""
+    return tuple([PLAY[c] for c in cards])
+
+
+@functools.lru_cache(maxsize=256)
+def _calls(calls: tuple[Call, ...]) -> tuple[MakeCall, ...]:
+    """The call actions of some calls (at most a few dozen combinations)."""
+    return tuple([CALL[c] for c in calls])
 
 
 def _playable(state: FamilyState, seat: int) -> tuple[Card, ...]:
@@ -142,7 +159,7 @@ def _playable(state: FamilyState, seat: int) -> tuple[Card, ...]:
     if instruction is None:
         return hand
     if instruction == Directive.PLAY_SEVEN:
-        sevens = tuple(c for c in hand if c.rank == Rank.SEVEN)
+        sevens = tuple([c for c in hand if _RANK[c] == Rank.SEVEN])
         return sevens or hand
     return lowest_cards(state, seat)
 
@@ -185,7 +202,7 @@ def _messages(state: FamilyState, seat: int) -> tuple[SendSignal | SendDirective
     signals: tuple[SendSignal | SendDirective, ...] = ()
     directives: tuple[SendSignal | SendDirective, ...] = ()
     if roles == MessageRoles.ANYONE or seat not in state.governors:
-        ranks = {c.rank for c in state.hands[seat]}
+        ranks = {_RANK[c] for c in state.hands[seat]}
         signals = tuple(SIGNAL[s] for s, rank in variant.signals.items() if rank in ranks)
     if roles == MessageRoles.ANYONE or seat in state.governors:
         directives = tuple(DIRECTIVE[d] for d in variant.directives)
@@ -230,7 +247,7 @@ def new_game(
     if len(manches) != 2 or not all(0 <= m < goal for m in manches):
         raise InvalidSetup(f"manches must be two numbers 0-{goal - 1}")
     if dealer is None:
-        dealer = 0 if seed is None else random.Random(f"truc:dealer:{seed}").randrange(seats)
+        dealer = 0 if seed is None else first_dealer(seed, seats)
     empty: Deal = ((),) * seats
     state = FamilyState(
         variant=variant,
@@ -308,9 +325,7 @@ def _start_hand(state: FamilyState, events: list[Event], *, rotate: bool) -> Non
         _deal(state, events, state.deals[0], ())
         state.deals = state.deals[1:]
     else:
-        # The hand number is below 2**20 in any real match; the pair seeds a private Random.
-        rng = random.Random((state.seed << 20) | state.hand_number)
-        _deal(state, events, *_deal_from(state, _shuffled(state, rng)))
+        _deal(state, events, *_deal_from(state, _shuffled(state)))
 
 
 def _no_deal(state: FamilyState, events: list[Event]) -> None:
@@ -332,16 +347,32 @@ def _deal_from(state: FamilyState, pack: Sequence[Card]) -> tuple[Deal, tuple[Ca
     return tuple(tuple(h) for h in hands), tuple(pack[seats * HAND_SIZE :])
 
 
-def _shuffled(state: FamilyState, rng: random.Random) -> list[Card]:
-    """The pack shuffled as far as a hand can reach into it: the cards of the
-    deal and, where a redeal may follow, of the redeal are drawn at random and
-    come first, in the order drawn; the cards no hand can reach follow in pack
-    order (their order changes nothing)."""
-    cards = state.variant.deck.cards
-    reach = state.seats * HAND_SIZE * (2 if state.variant.redeal else 1)
-    drawn = rng.sample(cards, min(reach, len(cards)))
-    taken = set(drawn)
-    return [*drawn, *(c for c in cards if c not in taken)]
+def _shuffled(state: FamilyState) -> list[Card]:
+    """The pack shuffled for the current hand of a seeded game, as far as a hand
+    can reach into it: the cards of the deal and, where a redeal may follow, of
+    the redeal (a partial Fisher-Yates shuffle); the cards no hand can reach
+    stay in pack order (their order changes nothing).
+
+    The randomness is SHAKE-128 of (seed, hand number): 32 bits per position, so
+    the choice of each card is uniform to within 2**-27, and a game replays
+    exactly from its seed.
+    """
+    cards = list(state.variant.deck.cards)
+    size = len(cards)
+    reach = min(size, state.seats * HAND_SIZE * (2 if state.variant.redeal else 1))
+    stream = hashlib.shake_128(_HAND_KEY.pack(b"hand", state.seed, state.hand_number)).digest(
+        4 * reach
+    )
+    for i, key in enumerate(struct.unpack(f"<{reach}I", stream)):
+        j = i + key % (size - i)
+        cards[i], cards[j] = cards[j], cards[i]
+    return cards
+
+
+def first_dealer(seed: int, seats: int) -> int:
+    """The first dealer of a seeded game (V1.2: chosen from the seed)."""
+    stream = hashlib.shake_128(_DEALER_KEY.pack(b"deal", seed)).digest(8)
+    return int.from_bytes(stream, "little") % seats
 
 
 def _deal(state: FamilyState, events: list[Event], deal: Deal, rest: tuple[Card, ...]) -> None:
@@ -432,28 +463,30 @@ def _play(state: FamilyState, seat: int, card: Card, events: list[Event]) -> Non
             Reason.NOT_ALLOWED_NOW, f"the instruction {instruction} forbids {card} (V4.5)"
         )
     hands = list(state.hands)
-    hands[seat] = tuple(c for c in hand if c != card)
+    hands[seat] = tuple([c for c in hand if c != card])
     state.hands = tuple(hands)
     if state.instructions[seat] is not None:
         instructions = list(state.instructions)
         instructions[seat] = None
         state.instructions = tuple(instructions)
-    state.trick_cards = (*state.trick_cards, card)
+    trick = (*state.trick_cards, card)
+    state.trick_cards = trick
     state.raised = False
     events.append(CardPlayed(seat, card, len(state.tricks) + 1))
-    if len(state.trick_cards) == state.seats:
+    seats = state.options.seats
+    if len(trick) == seats:
         _complete_trick(state, events)
     else:
-        state.to_act = state.turn
+        state.to_act = (state.leader + len(trick)) % seats
 
 
 def _complete_trick(state: FamilyState, events: list[Event]) -> None:
     """V1.3, V1.4, V4.4, V6: the highest rank wins; a tie across sides spoils."""
-    power = strengths(state)
-    seats = state.seats
+    power = state.variant.strengths[state.options.trick_order]
+    seats = state.options.seats
     cards = state.trick_cards
     leader = state.leader
-    best = max(power[c] for c in cards)
+    best = max(map(power.__getitem__, cards))
     top = [(leader + i) % seats for i, c in enumerate(cards) if power[c] == best]
     winner_team: int | None = None
     winning_seat: int | None = None
@@ -462,11 +495,12 @@ def _complete_trick(state: FamilyState, events: list[Event]) -> None:
             winner_team, winning_seat = top[0] % 2, top[0]
         elif leader in top:
             winner_team, winning_seat = leader % 2, leader
-    state.tricks = (*state.tricks, Trick(leader, cards, winner_team, winning_seat))
+    tricks = (*state.tricks, Trick(leader, cards, winner_team, winning_seat))
+    state.tricks = tricks
     state.trick_cards = ()
-    number = len(state.tricks)
-    if state.decided == UNDECIDED:
-        state.decided = hand_decision([t.winner_team for t in state.tricks])
+    number = len(tricks)
+    if state.decided == UNDECIDED and number > 1:
+        state.decided = hand_decision([t.winner_team for t in tricks])
     over = number == TRICKS_PER_HAND or (
         state.decided != UNDECIDED and not state.options.play_out_all_tricks
     )

@@ -11,87 +11,31 @@ partner's next card.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Final
 
+from truc_rules import french_truc
 from truc_rules.actions import Directive, Signal
-from truc_rules.cards import PIQUET, Rank
-from truc_rules.family import (
-    FamilyOptions,
-    FamilyRules,
-    FamilyState,
-    FamilyView,
-    Ladder,
-    PartnerTie,
-    Transition,
-    TrickOrder,
-    Variant,
-    apply_action,
-    default_action,
-    encode_state,
-    is_terminal,
-    legal_actions,
-    to_act,
-    view_for,
-)
+from truc_rules.cards import Rank
+from truc_rules.family import FamilyRules, PartnerTie
+from truc_rules.family.api import *  # noqa: F403 - the rule sets' shared API, as it lists it
+from truc_rules.family.api import BOUND, SHARED
 from truc_rules.rule_set import RuleSet
 
-__all__ = [
-    "RULES",
-    "VARIANT",
-    "FamilyOptions",
-    "FamilyState",
-    "FamilyView",
-    "Transition",
-    "apply_action",
-    "decode_state",
-    "default_action",
-    "encode_state",
-    "is_terminal",
-    "legal_actions",
-    "new_game",
-    "options",
-    "options_from_mapping",
-    "to_act",
-    "view_for",
-]
+__all__ = [*SHARED, *BOUND]  # noqa: PLE0604
 
-_SEVEN_EIGHT: Final = (
-    Rank.SEVEN,
-    Rank.EIGHT,
-    Rank.ACE,
-    Rank.KING,
-    Rank.QUEEN,
-    Rank.JACK,
-    Rank.TEN,
-    Rank.NINE,
-)
-_SEVEN_ACE: Final = (
-    Rank.SEVEN,
-    Rank.ACE,
-    Rank.KING,
-    Rank.QUEEN,
-    Rank.JACK,
-    Rank.TEN,
-    Rank.NINE,
-    Rank.EIGHT,
-)
-
-VARIANT: Final = Variant(
+VARIANT: Final = replace(
+    french_truc.VARIANT,
     rule_set=RuleSet.PARTNERSHIP_TRUC,
-    deck=PIQUET,
-    orders={TrickOrder.SEVEN_EIGHT: _SEVEN_EIGHT, TrickOrder.SEVEN_ACE: _SEVEN_ACE},
     seat_choices=(4,),
-    target_score=12,
-    ladder=Ladder.PLUS_TWO,
-    mon_reste=True,
-    redeal=True,
     governors=True,
     partner_tie=PartnerTie.LEADER_OR_SPOILED,
     signals={Signal.SEVEN: Rank.SEVEN, Signal.EIGHT: Rank.EIGHT, Signal.ACE: Rank.ACE},
     directives=(Directive.PLAY_SEVEN, Directive.PLAY_LOW, Directive.LEAVE_IT_TO_ME),
     binding=True,
-    option_names=frozenset({"trick_order"}),
 )
+"""V4.1: as french_truc (pack, order, target, raises, MON_RESTE, redeal), for
+four players with governors (V4.2-V4.5)."""
 
 RULES: Final = FamilyRules(VARIANT)
 new_game = RULES.new_game

@@ -6,86 +6,21 @@ As French Truc, except that every ``RAISE`` doubles the stake (1 -> 2 -> 4 ->
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Final
 
-from truc_rules.cards import PIQUET, Rank
-from truc_rules.family import (
-    FamilyOptions,
-    FamilyRules,
-    FamilyState,
-    FamilyView,
-    Ladder,
-    PartnerTie,
-    Transition,
-    TrickOrder,
-    Variant,
-    apply_action,
-    default_action,
-    encode_state,
-    is_terminal,
-    legal_actions,
-    to_act,
-    view_for,
-)
+from truc_rules import french_truc
+from truc_rules.family import FamilyRules, Ladder
+from truc_rules.family.api import *  # noqa: F403 - the rule sets' shared API, as it lists it
+from truc_rules.family.api import BOUND, SHARED
 from truc_rules.rule_set import RuleSet
 
-__all__ = [
-    "RULES",
-    "VARIANT",
-    "FamilyOptions",
-    "FamilyState",
-    "FamilyView",
-    "Transition",
-    "apply_action",
-    "decode_state",
-    "default_action",
-    "encode_state",
-    "is_terminal",
-    "legal_actions",
-    "new_game",
-    "options",
-    "options_from_mapping",
-    "to_act",
-    "view_for",
-]
+__all__ = [*SHARED, *BOUND]  # noqa: PLE0604
 
-_SEVEN_EIGHT: Final = (
-    Rank.SEVEN,
-    Rank.EIGHT,
-    Rank.ACE,
-    Rank.KING,
-    Rank.QUEEN,
-    Rank.JACK,
-    Rank.TEN,
-    Rank.NINE,
+VARIANT: Final = replace(
+    french_truc.VARIANT, rule_set=RuleSet.SACKSON_TRUC, target_score=16, ladder=Ladder.DOUBLE
 )
-_SEVEN_ACE: Final = (
-    Rank.SEVEN,
-    Rank.ACE,
-    Rank.KING,
-    Rank.QUEEN,
-    Rank.JACK,
-    Rank.TEN,
-    Rank.NINE,
-    Rank.EIGHT,
-)
-
-VARIANT: Final = Variant(
-    rule_set=RuleSet.SACKSON_TRUC,
-    deck=PIQUET,
-    orders={TrickOrder.SEVEN_EIGHT: _SEVEN_EIGHT, TrickOrder.SEVEN_ACE: _SEVEN_ACE},
-    seat_choices=(2,),
-    target_score=16,
-    ladder=Ladder.DOUBLE,
-    mon_reste=True,
-    redeal=True,
-    governors=False,
-    partner_tie=PartnerTie.FIRST_PLAYED,
-    signals={},
-    directives=(),
-    binding=False,
-    option_names=frozenset({"trick_order"}),
-)
+"""V3: as french_truc, with doubling raises and a game of 16."""
 
 RULES: Final = FamilyRules(VARIANT)
 new_game = RULES.new_game
