@@ -211,6 +211,12 @@ def play_to_the_end(
         raise_ = call(game_pb2.CALL_RAISE)
         if "CALL_RAISE" not in kinds and raise_ in choices:
             action = raise_  # the first time a seat may raise, it does
+        for kind in ("signal", "directive"):  # and the first time it may signal, instruct
+            offered = [a for a in choices if a.WhichOneof("kind") == kind]
+            if offered:
+                kinds.add(f"{kind} offered")
+                if kind not in kinds:
+                    action = offered[0]
         kinds.add(
             game_pb2.Call.Name(action.call)
             if action.WhichOneof("kind") == "call"
@@ -287,7 +293,9 @@ def test_a_partnership_truc_game_is_played_to_the_end_over_grpc(
 
     final, kinds = play_to_the_end(client, created.name, tokens, random.Random(5), chatter=0.1)
     assert final.finished
-    assert {"play_card", "signal", "directive"} <= kinds
+    assert {"play_card", "directive"} <= kinds
+    # A signal needs a partner holding a 7, 8 or ace: sent the first time one could be.
+    assert ("signal" in kinds) == ("signal offered" in kinds)
     # Each seat's log has its team's messages and none of the other team's.
     seen: set[int] = set()
     for seat, token in enumerate(tokens):
