@@ -24,9 +24,7 @@ from typing import Final
 
 from truc_rules.actions import (
     CALL,
-    DIRECTIVE,
     PLAY,
-    SIGNAL,
     Action,
     Call,
     Directive,
@@ -168,9 +166,12 @@ def _turn_calls(state: FamilyState, seat: int) -> tuple[Call, ...]:
     """The calls open to ``seat`` at its own turn."""
     variant = state.variant
     calls: list[Call] = []
+    options = state.options
+    dealer = state.dealer
+    eldest = (dealer + 1) % options.seats
     if state.decided == UNDECIDED and not state.mon_reste and not state.raised:
         stake = state.stake
-        target = state.options.target_score
+        target = options.target_score
         if stake < target:
             if variant.ladder != Ladder.TRUC_RETRUC:
                 calls.append(Call.RAISE)
@@ -182,31 +183,30 @@ def _turn_calls(state: FamilyState, seat: int) -> tuple[Call, ...]:
                 calls.append(Call.MON_RESTE)
         if (
             variant.redeal
-            and seat == state.eldest
+            and seat == eldest
             and not state.redeal_proposed
             and not state.tricks
             and not state.trick_cards
             and stake == 1
         ):
             calls.append(Call.PROPOSE_REDEAL)
-    if state.decided == UNDECIDED and (not variant.governors or seat in state.governors):
+    if state.decided == UNDECIDED and (not variant.governors or seat in (dealer, eldest)):
         calls.append(Call.FOLD)
     return tuple(calls)
 
 
 def _messages(state: FamilyState, seat: int) -> tuple[SendSignal | SendDirective, ...]:
     variant = state.variant
-    roles = variant.roles[state.options.seats]
+    seats = state.options.seats
+    roles = variant.roles[seats]
     if roles is MessageRoles.NONE:
         return _NO_MESSAGES
-    signals: tuple[SendSignal | SendDirective, ...] = ()
-    directives: tuple[SendSignal | SendDirective, ...] = ()
-    if roles == MessageRoles.ANYONE or seat not in state.governors:
-        ranks = {_RANK[c] for c in state.hands[seat]}
-        signals = tuple(SIGNAL[s] for s, rank in variant.signals.items() if rank in ranks)
-    if roles == MessageRoles.ANYONE or seat in state.governors:
-        directives = tuple(DIRECTIVE[d] for d in variant.directives)
-    return signals + directives
+    if roles is MessageRoles.ANYONE:
+        return variant.true_signals(state.hands[seat]) + variant.directive_actions
+    dealer = state.dealer
+    if seat == dealer or seat == (dealer + 1) % seats:  # a governor instructs
+        return variant.directive_actions
+    return variant.true_signals(state.hands[seat])  # its partner signals
 
 
 # --------------------------------------------------------------------------- setup

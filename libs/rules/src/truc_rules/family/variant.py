@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from enum import Enum, StrEnum
 from typing import Final
 
-from truc_rules.actions import Call, Directive, Signal
+from truc_rules.actions import DIRECTIVE, SIGNAL, Call, Directive, SendDirective, SendSignal, Signal
 from truc_rules.cards import Card, Deck, Rank
 from truc_rules.errors import InvalidSetup
 from truc_rules.rule_set import RuleSet
@@ -28,6 +28,7 @@ __all__ = [
     "Variant",
 ]
 
+_SIGNAL_CACHE: Final = 4096
 MANCHES_TO_WIN: Final = 2
 """V1.5: a match is the best of three games."""
 
@@ -131,6 +132,13 @@ class Variant:
     """Per order, a card's strength (higher wins; -1 for another pack's card)."""
     roles: Mapping[int, MessageRoles] = field(init=False)
     """Per table size, who may use the team channel (:meth:`message_roles`)."""
+    directive_actions: tuple[SendDirective, ...] = field(init=False)
+    """The directives as actions, in order (built once)."""
+    signal_actions: dict[tuple[Card, ...], tuple[SendSignal, ...]] = field(
+        init=False, compare=False, repr=False
+    )
+    """The true signals of a hand, as actions: filled as hands are seen, emptied
+    at :data:`_SIGNAL_CACHE` entries (a bounded cache)."""
 
     def __post_init__(self) -> None:
         table: dict[TrickOrder | None, tuple[int, ...]] = {}
@@ -141,6 +149,19 @@ class Variant:
         object.__setattr__(
             self, "roles", {seats: self.message_roles(seats) for seats in self.seat_choices}
         )
+        object.__setattr__(self, "directive_actions", tuple(DIRECTIVE[d] for d in self.directives))
+        object.__setattr__(self, "signal_actions", {})
+
+    def true_signals(self, hand: tuple[Card, ...]) -> tuple[SendSignal, ...]:
+        """The signals a hand may truly send (each about a card it holds)."""
+        found = self.signal_actions.get(hand)
+        if found is None:
+            ranks = {card.rank for card in hand}
+            found = tuple(SIGNAL[s] for s, rank in self.signals.items() if rank in ranks)
+            if len(self.signal_actions) >= _SIGNAL_CACHE:
+                self.signal_actions.clear()
+            self.signal_actions[hand] = found
+        return found
 
     @property
     def calls(self) -> tuple[Call, ...]:

@@ -17,6 +17,7 @@ Section numbers (§) refer to shared/spec/rules.md.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -172,13 +173,16 @@ def legal_actions(state: GameState, seat: int) -> tuple[Action, ...]:
 def _messages(state: GameState, seat: int) -> tuple[SendSignal | SendDirective, ...]:
     if not 0 <= seat < NUM_SEATS:
         return ()
-    hand = state.hands[seat]
-    signals: tuple[SendSignal, ...] = ()
-    if any(c in _SIGNAL_OF for c in hand):
-        signals = tuple(dict.fromkeys(SIGNAL[_SIGNAL_OF[c]] for c in hand if c in _SIGNAL_OF))
+    signals = _true_signals(state.hands[seat])
     if seat in CAPTAINS:
         return signals + _DIRECTIVES
     return signals
+
+
+@functools.lru_cache(maxsize=4096)
+def _true_signals(hand: tuple[Card, ...]) -> tuple[SendSignal, ...]:
+    """The signals §7.1 lets a hand send (hands repeat: a small, bounded cache)."""
+    return tuple(dict.fromkeys(SIGNAL[_SIGNAL_OF[c]] for c in hand if c in _SIGNAL_OF))
 
 
 def _allowed_calls(state: GameState, seat: int, holds_flor: bool) -> tuple[Call, ...]:
