@@ -42,8 +42,11 @@ class Service(Protocol):
 
 
 async def serve_until_signal(service: Service, log: logging.Logger, grace: float) -> None:
-    """Start ``service``, wait for SIGTERM or SIGINT, stop it; a second signal exits."""
-    await service.start()
+    """Start ``service``, wait for SIGTERM or SIGINT, stop it; a second signal exits.
+
+    The handlers are in place before the service starts: a signal that comes
+    while it starts (or just after it says it is listening) stops it gracefully
+    once started, instead of killing the process with the default action."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     signals = 0
@@ -58,6 +61,7 @@ async def serve_until_signal(service: Service, log: logging.Logger, grace: float
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, on_signal)
+    await service.start()
     await stop.wait()
     log.info("shutting down (grace %.1f s)", grace)
     await service.stop()
