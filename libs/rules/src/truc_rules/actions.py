@@ -7,6 +7,7 @@ instances (``PLAY[card]``, ``CALL[call]``), so listing them allocates nothing.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -29,6 +30,8 @@ __all__ = [
     "SendDirective",
     "SendSignal",
     "Signal",
+    "calls_of",
+    "plays_of",
 ]
 
 
@@ -166,3 +169,15 @@ CALL: Final = {call: MakeCall(call) for call in Call}
 SIGNAL: Final = {signal: SendSignal(signal) for signal in Signal}
 DIRECTIVE: Final = {directive: SendDirective(directive) for directive in Directive}
 CHOOSE_DEALER: Final = tuple(ChooseDealer(seat) for seat in range(6))
+
+
+@functools.lru_cache(maxsize=4096)
+def plays_of(cards: tuple[Card, ...]) -> tuple[PlayCard, ...]:
+    """The play actions of some cards, in order (hands repeat: a bounded cache)."""
+    return tuple([PLAY[c] for c in cards])
+
+
+@functools.lru_cache(maxsize=256)
+def calls_of(calls: tuple[Call, ...]) -> tuple[MakeCall, ...]:
+    """The call actions of some calls, in order (a few dozen combinations occur)."""
+    return tuple([CALL[c] for c in calls])

@@ -15,7 +15,6 @@ moment of a hand, so they are never refused as out of turn.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import struct
 from collections.abc import Sequence
@@ -24,7 +23,6 @@ from typing import Final
 
 from truc_rules.actions import (
     CALL,
-    PLAY,
     Action,
     Call,
     Directive,
@@ -33,6 +31,8 @@ from truc_rules.actions import (
     SendDirective,
     SendSignal,
     Signal,
+    calls_of,
+    plays_of,
 )
 from truc_rules.cards import Card, Rank
 from truc_rules.errors import IllegalAction, InvalidSetup, Reason
@@ -130,24 +130,12 @@ def legal_actions(state: FamilyState, seat: int) -> tuple[Action, ...]:
         return messages
     prompt = state.prompt
     if prompt == Prompt.TURN:
-        return _plays(_playable(state, seat)) + _calls(_turn_calls(state, seat)) + messages
+        return plays_of(_playable(state, seat)) + calls_of(_turn_calls(state, seat)) + messages
     if prompt == Prompt.RAISE_ANSWER:
         return _ACCEPT_OR_FOLD + messages
     if prompt == Prompt.MON_RESTE_ANSWER:
         return _MON_RESTE_ANSWERS + messages
     return _REDEAL_ANSWERS + messages
-
-
-@functools.lru_cache(maxsize=4096)
-def _plays(cards: tuple[Card, ...]) -> tuple[PlayCard, ...]:
-    """The play actions of some cards (hands repeat: a small, bounded cache)."""
-    return tuple([PLAY[c] for c in cards])
-
-
-@functools.lru_cache(maxsize=256)
-def _calls(calls: tuple[Call, ...]) -> tuple[MakeCall, ...]:
-    """The call actions of some calls (at most a few dozen combinations)."""
-    return tuple([CALL[c] for c in calls])
 
 
 def _playable(state: FamilyState, seat: int) -> tuple[Card, ...]:

@@ -23,17 +23,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+from truc_rules.actions import calls_of, plays_of
 from truc_rules.cards import DECK, SPANISH, Card
 from truc_rules.errors import IllegalAction, InvalidSetup, Reason
 from truc_rules.tricks import hand_decision
 
 from .actions import (
-    CALL,
     CHOOSE_DEALER,
     DIRECTIVE,
     DIRECTIVES,
     EMBIT_OPENINGS,
-    PLAY,
     SIGNAL,
     TRUC_LADDER,
     Action,
@@ -157,9 +156,9 @@ def legal_actions(state: GameState, seat: int) -> tuple[Action, ...]:
         messages = _messages(state, seat)
         if seat != state.to_act:
             return messages
-        calls = tuple(CALL[c] for c in _allowed_calls(state, seat, has_flor(state.dealt[seat])))
+        calls = calls_of(_allowed_calls(state, seat, has_flor(state.dealt[seat])))
         if state.prompt == Prompt.TURN:
-            return tuple(PLAY[c] for c in state.hands[seat]) + calls + messages
+            return plays_of(state.hands[seat]) + calls + messages
         return calls + messages
     if seat != state.to_act:
         return ()
