@@ -817,6 +817,24 @@ def _fill_plays(target: game_pb2.Trick, plays: Iterable[tuple[int, Card]]) -> No
         add(seat=seat, card=cards[card])
 
 
+def _fill_tricks(msg: game_pb2.GameView, view: AnyView, seats: int) -> None:
+    """The completed tricks of the hand and the trick in progress."""
+    add_trick = msg.tricks.add
+    for trick in view.tricks:
+        leader = trick.leader
+        _fill_plays(
+            add_trick(
+                leader=leader,
+                winner=team_to_proto(trick.winner_team),
+                winning_seat=trick.winning_seat,
+            ),
+            (((leader + i) % seats, c) for i, c in enumerate(trick.cards)),
+        )
+    current = msg.current_trick
+    current.leader = view.leader
+    _fill_plays(current, view.trick_cards)
+
+
 def minimal_view_to_proto(view: AnyView, *, name: str, etag: str) -> game_pb2.GameView:
     """The RESPONSE_VIEW_MINIMAL subset of :func:`view_to_proto` (no events)."""
     msg = game_pb2.GameView(
@@ -978,20 +996,7 @@ def _truc_y_flou_public_view(
         if shown[seat]:
             info.shown.extend([cards[c] for c in shown[seat]])
 
-    add_trick = msg.tricks.add
-    for trick in view.tricks:
-        leader = trick.leader
-        _fill_plays(
-            add_trick(
-                leader=leader,
-                winner=team_to_proto(trick.winner_team),
-                winning_seat=trick.winning_seat,
-            ),
-            (((leader + i) % _TY_SEATS, c) for i, c in enumerate(trick.cards)),
-        )
-    current = msg.current_trick
-    current.leader = view.leader
-    _fill_plays(current, view.trick_cards)
+    _fill_tricks(msg, view, _TY_SEATS)
 
     truc_call = view.truc_call
     if truc_call is not None:
@@ -1050,20 +1055,7 @@ def _family_public_view(
             governor=seat in governors,
         )
 
-    add_trick = msg.tricks.add
-    for trick in view.tricks:
-        leader = trick.leader
-        _fill_plays(
-            add_trick(
-                leader=leader,
-                winner=team_to_proto(trick.winner_team),
-                winning_seat=trick.winning_seat,
-            ),
-            (((leader + i) % seats, c) for i, c in enumerate(trick.cards)),
-        )
-    current = msg.current_trick
-    current.leader = view.leader
-    _fill_plays(current, view.trick_cards)
+    _fill_tricks(msg, view, seats)
 
     pending = view.pending
     if pending is not None:

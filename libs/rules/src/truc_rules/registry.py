@@ -14,7 +14,7 @@ from typing import Final
 
 from truc_rules import catalan_truc, french_truc, partnership_truc, sackson_truc, truc_y_flou
 from truc_rules.actions import Action
-from truc_rules.cards import PIQUET, SPANISH, Card, Deck
+from truc_rules.cards import SPANISH, Card, Deck
 from truc_rules.errors import InvalidSetup
 from truc_rules.events import Event
 from truc_rules.family import FamilyOptions, FamilyRules, FamilyState, FamilyView
@@ -97,7 +97,7 @@ def deck_of(rule_set: RuleSet) -> Deck:
     """The pack the rule set plays with."""
     if rule_set == RuleSet.TRUC_Y_FLOU:
         return SPANISH
-    return FAMILY[rule_set].variant.deck if rule_set in FAMILY else PIQUET
+    return FAMILY[rule_set].variant.deck
 
 
 def default_options(rule_set: RuleSet) -> AnyOptions:

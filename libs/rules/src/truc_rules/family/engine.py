@@ -470,7 +470,7 @@ def _play(state: FamilyState, seat: int, card: Card, events: list[Event]) -> Non
 
 def _complete_trick(state: FamilyState, events: list[Event]) -> None:
     """V1.3, V1.4, V4.4, V6: the highest rank wins; a tie across sides spoils."""
-    power = state.variant.strengths[state.options.trick_order]
+    power = strengths(state)
     seats = state.options.seats
     cards = state.trick_cards
     leader = state.leader

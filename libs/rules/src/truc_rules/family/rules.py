@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from truc_rules.actions import Action
-
 from .codec import decode_state as _decode_state
 from .engine import Transition
 from .engine import new_game as _new_game
@@ -60,8 +58,3 @@ class FamilyRules:
     def decode_state(self, data: bytes) -> FamilyState:
         """A state stored by :func:`~truc_rules.family.codec.encode_state`."""
         return _decode_state(data, self.variant)
-
-    @staticmethod
-    def accepts(action: Action) -> bool:
-        """Every action type is the shared vocabulary's (refusals say which apply)."""
-        return True
