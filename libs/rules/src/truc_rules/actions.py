@@ -18,6 +18,7 @@ __all__ = [
     "CALL",
     "CHOOSE_DEALER",
     "DIRECTIVE",
+    "MAX_MESSAGES",
     "PLAY",
     "SIGNAL",
     "Action",
@@ -33,6 +34,11 @@ __all__ = [
     "calls_of",
     "plays_of",
 ]
+
+MAX_MESSAGES: Final = 64
+"""Team messages (signals and directives, both teams) one hand may carry; past
+that, a message is refused ``NOT_ALLOWED_NOW``. Far more than play needs, and
+what keeps a stored state bounded however often a seat signals."""
 
 
 class Call(StrEnum):

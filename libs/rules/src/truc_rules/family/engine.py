@@ -23,6 +23,7 @@ from typing import Final
 
 from truc_rules.actions import (
     CALL,
+    MAX_MESSAGES,
     Action,
     Call,
     Directive,
@@ -187,7 +188,7 @@ def _messages(state: FamilyState, seat: int) -> tuple[SendSignal | SendDirective
     variant = state.variant
     seats = state.options.seats
     roles = variant.roles[seats]
-    if roles is MessageRoles.NONE:
+    if roles is MessageRoles.NONE or len(state.signals) >= MAX_MESSAGES:
         return _NO_MESSAGES
     if roles is MessageRoles.ANYONE:
         return variant.true_signals(state.hands[seat]) + variant.directive_actions
@@ -405,6 +406,10 @@ def _apply_message(state: FamilyState, seat: int, action: SendSignal | SendDirec
         raise IllegalAction(Reason.NOT_YOUR_TURN, "no seat is expected to act")
     if not 0 <= seat < state.seats:
         raise IllegalAction(Reason.NOT_ALLOWED_NOW, f"there is no seat {seat}")
+    if len(state.signals) >= MAX_MESSAGES:
+        raise IllegalAction(
+            Reason.NOT_ALLOWED_NOW, f"a hand carries at most {MAX_MESSAGES} team messages"
+        )
     if action not in _messages(state, seat):
         raise IllegalAction(Reason.NOT_ALLOWED_NOW, _message_refusal(state, seat, action))
     work = state.clone()

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from truc_rules.actions import calls_of, plays_of
+from truc_rules.actions import MAX_MESSAGES, calls_of, plays_of
 from truc_rules.cards import DECK, SPANISH, Card
 from truc_rules.errors import IllegalAction, InvalidSetup, Reason
 from truc_rules.tricks import hand_decision
@@ -170,7 +170,7 @@ def legal_actions(state: GameState, seat: int) -> tuple[Action, ...]:
 
 
 def _messages(state: GameState, seat: int) -> tuple[SendSignal | SendDirective, ...]:
-    if not 0 <= seat < NUM_SEATS:
+    if not 0 <= seat < NUM_SEATS or len(state.signals) >= MAX_MESSAGES:
         return ()
     signals = _true_signals(state.hands[seat])
     if seat in CAPTAINS:
@@ -473,6 +473,10 @@ def _apply_message(state: GameState, seat: int, action: Action) -> Transition:
         raise IllegalAction(Reason.NOT_YOUR_TURN, "no seat is expected to act")
     if state.phase != Phase.PLAY or not 0 <= seat < NUM_SEATS:
         raise IllegalAction(Reason.NOT_ALLOWED_NOW, "signals are sent during a hand")
+    if len(state.signals) >= MAX_MESSAGES:
+        raise IllegalAction(
+            Reason.NOT_ALLOWED_NOW, f"a hand carries at most {MAX_MESSAGES} team messages"
+        )
     event: Event
     message: Signal | Directive
     if isinstance(action, SendSignal):
