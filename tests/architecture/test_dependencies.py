@@ -210,6 +210,8 @@ def test_the_rules_library_uses_no_global_randomness_clock_or_io() -> None:
 def test_the_game_use_cases_import_neither_grpc_nor_redis() -> None:
     loaded = loaded_by(
         "truc_game.service",
+        "truc_game.sessions",
+        "truc_game.history",
         "truc_game.deadlines",
         "truc_game.ports",
         "truc_game.names",

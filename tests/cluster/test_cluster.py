@@ -131,7 +131,7 @@ def test_the_game_and_the_lobby_keys_live_on_the_nodes_of_their_slots(
     game_key = Keys(game_id).game
     owner = node_of(redis_cluster, game_key)
     with redis_cluster.client(owner) as node:
-        assert node.exists(game_key, Keys(game_id).events) == 2
+        assert node.exists(game_key, Keys(game_id).log, Keys(game_id).ended) == 3
     lobby_owner = node_of(redis_cluster, "truc:{lobby}:ratings")
     with redis_cluster.client(lobby_owner) as node:
         assert node.exists("truc:{lobby}:ratings") == 1

@@ -17,13 +17,12 @@ import random
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
 import grpc
 import pytest
-from redis import Redis
+from redis.asyncio import Redis as AsyncRedis
 from truc.v1 import game_service_pb2, game_service_pb2_grpc
 
 from tests.observability.scrape import Samples, cards_named, json_lines
@@ -40,7 +39,8 @@ from tests.service.conftest import (
     wait_until,
 )
 from truc_dev_redis import RedisServer
-from truc_game.adapters.redis_keys import Keys
+from truc_game.adapters.redis_store import RedisGameStore
+from truc_game.history import replayed
 from truc_game.metrics import action_kind
 from truc_protocol.convert import action_to_proto
 from truc_rules import (
@@ -54,6 +54,7 @@ from truc_rules import (
     legal_actions,
     new_game,
 )
+from truc_rules.registry import AnyState
 from truc_rules.truc_y_flou.state import Phase
 
 
@@ -288,15 +289,22 @@ def test_logs_are_json_lines_with_the_request_context(played: Played) -> None:
     assert timed_out and all("game" in line and "seat" in line for line in timed_out)
 
 
+async def _every_state(redis_url: str, games: Sequence[str]) -> list[AnyState]:
+    """Every version's state of ``games``, rebuilt from their logs in Redis."""
+    client = AsyncRedis.from_url(redis_url)
+    store = RedisGameStore(client, ttl_seconds=60, finished_ttl_seconds=60)
+    states: list[AnyState] = []
+    for game in games:
+        found = replayed(await store.read_log(game), game)
+        states += [decode_state(entry.state) for entry in found.entries_after(0)]
+    await client.aclose()
+    return states
+
+
 def test_logs_name_no_card_that_was_in_a_hand(played: Played) -> None:
-    redis = Redis.from_url(played.redis_url)
     dealt: set[str] = set()
-    for game in played.games:
-        entries = cast(list[tuple[bytes, dict[bytes, bytes]]], redis.xrange(Keys(game).events))
-        for _, fields in entries:
-            state = decode_state(fields[b"s"])
-            dealt.update(str(card) for hand in state.dealt for card in hand)
-    redis.close()
+    for state in asyncio.run(_every_state(played.redis_url, played.games)):
+        dealt.update(str(card) for hand in state.dealt for card in hand)
     assert len(dealt) >= 18
     ids = [*played.games, *played.players]
     for number, line in enumerate(played.replica.log().splitlines(), 1):

@@ -58,7 +58,7 @@ def test_a_finished_game_is_kept_for_the_finished_ttl_and_its_log_stays_readable
             actions += 1
             assert actions < 100
         assert view.finished
-        for key in (keys.game, keys.events):
+        for key in (keys.game, keys.log):
             assert IDLE_TTL < ttl(db, key) <= FINISHED_TTL
         for seat, token in enumerate(tokens):
             final = view_of(client, name, token)

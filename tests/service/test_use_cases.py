@@ -16,6 +16,7 @@ from truc.v1 import game_pb2
 
 from truc_game.adapters.memory import MemoryGameStore, MemoryVersionFeed
 from truc_game.deadlines import DeadlineSweeper
+from truc_game.history import entries_after, read_history
 from truc_game.service import GameService, NewGame, SeatView, stream_changes
 from truc_protocol.convert import action_from_proto, card_to_proto
 from truc_protocol.errors import (
@@ -30,7 +31,6 @@ from truc_protocol.errors import (
 )
 from truc_rules.actions import CALL, PLAY, Call, PlayCard
 from truc_rules.cards import Card
-from truc_rules.event_codec import decode_events
 from truc_rules.events import CardPlayed, TurnTimedOut
 from truc_rules.family import FamilyState, FamilyView
 from truc_rules.registry import (
@@ -226,9 +226,9 @@ def test_a_late_seat_is_acted_for_once_its_deadline_passes() -> None:
         assert await sweeper.sweep() == 0
         clock.now += 2
         assert await sweeper.sweep() == 1
-        snapshot, log = await store.read_with_log("g1")
-        assert snapshot.version == 2
-        assert isinstance(decode_events(log[-1].events)[0], TurnTimedOut)
+        found = await read_history(store, "g1")
+        assert found.snapshot.version == 2
+        assert isinstance(found.events[-1][0], TurnTimedOut)
         assert await sweeper.sweep() == 0, "the deadline moved on with the turn"
 
     run(scenario())
@@ -238,7 +238,7 @@ def test_a_watcher_gets_every_version_after_the_one_it_saw_in_order() -> None:
     async def scenario() -> list[int]:
         game, store = service(Clock())
         await game.create_game(LOBBY, new_game())
-        feed = MemoryVersionFeed(store)
+        feed = MemoryVersionFeed(store, functools.partial(entries_after, store))
         watch = await game.authorize_watch(player("ana"), "g1")
         changes = stream_changes(game, "g1", watch.seat, feed.follow("g1", 0), watch.meta)
         seen = [(await anext(changes)).version]
@@ -361,8 +361,7 @@ def test_a_late_seat_of_a_family_game_refuses_a_redeal_then_plays_its_lowest_car
         for _ in range(2):
             clock.now += 6
             assert await sweeper.sweep() == 1
-            _, log = await store.read_with_log("g1")
-            first = decode_events(log[-1].events)[0]
+            first = (await read_history(store, "g1")).events[-1][0]
             assert isinstance(first, TurnTimedOut)
             timed_out.append(first)
         view = await game.get_game(player(PLAYERS[1]), "g1")

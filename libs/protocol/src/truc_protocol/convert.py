@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from truc.v1 import cards_pb2, game_pb2, game_service_pb2
+from truc.v1 import cards_pb2, game_pb2
 
 from truc_protocol.errors import InvalidArgument
 from truc_rules.actions import (
@@ -104,10 +104,13 @@ __all__ = [
     "minimal_view_to_proto",
     "options_from_proto",
     "options_to_proto",
+    "play_response_bytes",
     "public_view_to_proto",
     "rule_set_from_proto",
     "rule_set_to_proto",
+    "seat_view_bytes",
     "seat_view_from_public",
+    "session_events_bytes",
     "team_to_proto",
     "view_to_proto",
     "watch_events_bytes",
@@ -862,15 +865,63 @@ def watch_events_bytes(events: Sequence[Event], version: int) -> bytes:
     """``events`` of ``version`` as the serialized ``events`` field of a
     WatchGameResponse (merge it in with ``MergeFromString``). Each event is
     converted once for all the watchers of its version who may see it."""
-    return b"".join([_watch_event_bytes(event, version) for event in events])
+    return b"".join([_field_bytes(2, _event_bytes(event, version)) for event in events])
+
+
+def session_events_bytes(events: Sequence[Event], versions: Sequence[int]) -> bytes:
+    """``events`` (the version of each in ``versions``) as the serialized
+    ``events`` field of a PlayResponse, each converted once for all the
+    sessions that may see it."""
+    return b"".join(
+        [_field_bytes(3, _event_bytes(e, v)) for e, v in zip(events, versions, strict=True)]
+    )
 
 
 @functools.lru_cache(maxsize=4096)
-def _watch_event_bytes(event: Event, version: int) -> bytes:
+def _event_bytes(event: Event, version: int) -> bytes:
     # A pure function of equal (frozen) values: the cache can only hand the
     # bytes of an event to a watcher that was given that very event.
-    response = game_service_pb2.WatchGameResponse(events=[event_to_proto(event, version)])
-    return response.SerializeToString()
+    return event_to_proto(event, version).SerializeToString()
+
+
+def _varint(value: int) -> bytes:
+    """A non-negative integer in the protobuf wire format's varint encoding."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _field_bytes(number: int, data: bytes) -> bytes:
+    """A length-delimited field (a message, bytes or a string) in the wire format."""
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def play_response_bytes(
+    *,
+    version: int,
+    from_version: int,
+    events: bytes,
+    game: bytes,
+    request_id: str,
+) -> bytes:
+    """A serialized PlayResponse of a new version, from its parts already
+    serialized: ``events`` (:func:`session_events_bytes`) and ``game`` (a
+    serialized GameView). Field by field, as the message would be serialized,
+    without building it."""
+    parts = [_varint(1 << 3) + _varint(version), _varint(2 << 3) + _varint(from_version)]
+    parts.append(events)
+    parts.append(_field_bytes(4, game))
+    if request_id:
+        parts.append(_field_bytes(5, request_id.encode()))
+    return b"".join(parts)
+
+
+def seat_view_bytes(public: bytes, view: AnyView) -> bytes:
+    """The serialized GameView of :func:`seat_view_from_public`, without its events."""
+    return public + _seat_fields(view)
 
 
 def view_to_proto(

@@ -19,14 +19,13 @@ import logging
 from typing import Final
 
 from truc_protocol.errors import ServiceError
-from truc_rules.event_codec import encode_events
 from truc_rules.events import TurnTimedOut
-from truc_rules.registry import apply_action, decode_state, default_action, encode_state
+from truc_rules.registry import apply_action, decode_state, default_action
 from truc_telemetry import logs
 
 from . import metrics
 from .ports import GameMissing, GameStore, VersionConflict
-from .service import GameService, applied, is_over
+from .service import GameService, applied
 
 __all__ = ["DeadlineSweeper"]
 
@@ -85,16 +84,19 @@ class DeadlineSweeper:
         transition = apply_action(state, seat, action)
         events = (TurnTimedOut(seat, action), *transition.events)
         try:
-            version = await self._store.commit(
+            entry = await self._service.commit(
                 game_id,
-                expected_version=snapshot.version,
-                state=encode_state(transition.state),
-                events=encode_events(events),
-                request_id="",
+                snapshot.version,
+                transition.state,
+                events,
+                seat=seat,
+                action=action,
+                timed_out=True,
+                request="",
                 deadline_ms=self._service.deadline_for(
                     transition.state, snapshot.meta.turn_seconds
                 ),
-                finished=is_over(transition.state),
+                current_deadline_ms=snapshot.deadline_ms,
             )
         except VersionConflict:
             _CONFLICTS.inc()
@@ -102,5 +104,5 @@ class DeadlineSweeper:
         except GameMissing:
             return False
         log.info("turn timed out", extra={"kind": metrics.action_kind(action)})
-        applied(action, "deadline", state, transition.state, version)
+        applied(action, "deadline", state, transition.state, entry.version)
         return True

@@ -11,7 +11,12 @@ from Redis, so every replica reports the same count: take ``max()``.
 * ``truc_games_active`` (gauge): games in progress in the whole store (a seat
   to act), refreshed every 5 s.
 * ``truc_cas_conflicts_total{origin}``: COMMITs refused because another action
-  moved the game's version first.
+  moved the game's version first (origin ``session``: the replica's copy of the
+  game was behind; the action is retried once after a reload).
+* ``truc_sessions`` (gauge): Play sessions open on this replica.
+* ``truc_session_messages_total{kind}``: messages sent on sessions: ``version``
+  (one version), ``coalesced`` (several versions of a session that fell
+  behind, in one message), ``refused``, ``repeated``.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ __all__ = [
     "GAMES_ACTIVE",
     "GAMES_CREATED",
     "GAMES_FINISHED",
+    "SESSIONS",
+    "SESSION_MESSAGES",
     "action_kind",
     "count_action",
 ]
@@ -56,6 +63,12 @@ CAS_CONFLICTS = Counter(
     "Commits refused because the game's version had moved on, by origin.",
     ["origin"],
 )
+SESSIONS = Gauge("truc_sessions", "Play sessions open on this replica.")
+SESSION_MESSAGES = Counter(
+    "truc_session_messages",
+    "Messages sent on Play sessions, by kind (version, coalesced, refused, repeated).",
+    ["kind"],
+)
 
 _KINDS: Final[dict[type, str]] = {
     PlayCard: "play",
@@ -68,7 +81,7 @@ _KINDS: Final[dict[type, str]] = {
 _COUNTERS: Final = {
     (kind, origin): ACTIONS.labels(kind, origin)
     for kind in _KINDS.values()
-    for origin in ("player", "deadline")
+    for origin in ("player", "session", "deadline")
 }
 
 

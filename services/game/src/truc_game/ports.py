@@ -5,12 +5,15 @@
   :class:`~truc_game.adapters.redis_store.RedisGameStore`
   (production) and :class:`~truc_game.adapters.memory.MemoryGameStore` (fast
   use-case tests).
-* :class:`VersionFeed`: every new version of a game, in order, for watchers.
-  Adapters: :class:`~truc_game.adapters.redis_feed.WatchHub` (one pub/sub
-  connection per replica) and :class:`~truc_game.adapters.memory.MemoryVersionFeed`.
+* :class:`VersionFeed`: every new version of a game, in order, for watchers and
+  sessions, and the newest version this replica knows of each game it follows
+  (what a session's action is validated against). Adapters:
+  :class:`~truc_game.adapters.redis_feed.WatchHub` (one pub/sub connection per
+  replica; each publication carries the version itself) and
+  :class:`~truc_game.adapters.memory.MemoryVersionFeed`.
 
 The data that crosses them (:class:`GameMeta`, :class:`Snapshot`,
-:class:`Loaded`, :class:`Entry`) and the outcomes other than success
+:class:`Loaded`, :class:`Entry`, :class:`GameLog`) and the outcomes other than success
 (:class:`GameMissing`, :class:`VersionConflict`, :class:`AlreadyApplied`,
 :class:`RateLimited`) are defined here, once. A store that cannot be reached
 raises :class:`truc_protocol.errors.Unavailable` (reason ``STORE_UNAVAILABLE``).
@@ -19,24 +22,34 @@ raises :class:`truc_protocol.errors.Unavailable` (reason ``STORE_UNAVAILABLE``).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 __all__ = [
+    "FINISHED_RECORD_BYTES",
     "KEEP_DEADLINE",
+    "RECORD_BYTES",
     "AlreadyApplied",
     "Entry",
+    "GameLog",
     "GameMeta",
     "GameMissing",
     "GameStore",
+    "Listener",
     "Loaded",
     "RateLimited",
     "Snapshot",
     "StoreError",
     "VersionConflict",
     "VersionFeed",
+    "digest_version",
+    "finished_records",
+    "log_record",
+    "parse_record",
+    "request_digest",
 ]
 
 KEEP_DEADLINE: Final = -1
@@ -127,6 +140,87 @@ class Entry:
     events: bytes
     deadline_ms: int | None
     """The deadline of the seat to act after it (None: nobody acts)."""
+    request: str = ""
+    """The request key (player NUL request id) of the action that made this
+    version, "" if it had none (a timer's action, version 1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameLog:
+    """What a game keeps to rebuild any version (:mod:`truc_game.history`): no
+    version's state is stored but the first and the current one. The engine is
+    deterministic, so the first state and the actions applied since give back
+    every version, its state and its events."""
+
+    snapshot: Snapshot
+    """The game as it is now."""
+    first_state: bytes
+    """Version 1's state."""
+    first_events: bytes
+    """Version 1's events (the new game's)."""
+    first_deadline_ms: int | None
+    """Version 1's deadline."""
+    records: bytes
+    """The action log: one :data:`RECORD_BYTES` record per version after the
+    first, in order (:func:`log_record`); :data:`FINISHED_RECORD_BYTES` once
+    the game is over (:func:`finished_records`)."""
+    finished: bool = False
+    """The log was compacted when the game ended."""
+
+    @property
+    def record_bytes(self) -> int:
+        return FINISHED_RECORD_BYTES if self.finished else RECORD_BYTES
+
+
+RECORD_BYTES: Final = 16
+"""One applied action in a game's log: its :mod:`truc_rules.action_codec` entry
+(2 bytes: seat, action, taken at a deadline or not), the deadline it set (6
+bytes, ms since the epoch, big-endian; 0: none) and the :func:`request_digest`
+of its request id (8 bytes; zeros: none)."""
+FINISHED_RECORD_BYTES: Final = 10
+"""A record once its game is over: the deadline is dropped (no seat will act
+again; a finished game's views show none), the action and the request id's
+digest stay (a finished match is its replay, and a retry of its last actions
+is still recognised)."""
+_NO_REQUEST: Final = bytes(8)
+
+
+def request_digest(request: str) -> bytes:
+    """The 8 bytes a game's log keeps of a request key (player NUL request id):
+    a BLAKE2b digest, so a retry is recognised however long ago its original
+    was applied, at 8 bytes per action (a collision: about 2^-64 per pair)."""
+    if not request:
+        return _NO_REQUEST
+    return hashlib.blake2b(request.encode(), digest_size=8).digest()
+
+
+def log_record(action: bytes, deadline_ms: int | None, request: str) -> bytes:
+    """An applied action's record in the game's log (:data:`RECORD_BYTES`)."""
+    return action + (deadline_ms or 0).to_bytes(6, "big") + request_digest(request)
+
+
+def parse_record(record: bytes) -> tuple[bytes, int | None]:
+    """The action entry and deadline of a log record (of either size)."""
+    if len(record) == FINISHED_RECORD_BYTES:
+        return record[:2], None
+    deadline = int.from_bytes(record[2:8], "big")
+    return record[:2], deadline or None
+
+
+def finished_records(records: bytes) -> bytes:
+    """A game's log compacted when it ends (what the commit script does)."""
+    return b"".join(
+        records[at : at + 2] + records[at + 8 : at + RECORD_BYTES]
+        for at in range(0, len(records), RECORD_BYTES)
+    )
+
+
+def digest_version(records: bytes, digest: bytes, record_bytes: int) -> int | None:
+    """The version whose record in ``records`` holds ``digest``."""
+    for start in range(record_bytes - 8, len(records), record_bytes):
+        if records[start : start + 8] == digest:
+            return start // record_bytes + 2
+    return None
 
 
 class GameStore(Protocol):
@@ -146,8 +240,9 @@ class GameStore(Protocol):
     async def read(self, game_id: str) -> Snapshot:
         """The game as it is now. Raises GameMissing."""
 
-    async def read_with_log(self, game_id: str) -> tuple[Snapshot, list[Entry]]:
-        """The game now and its whole event log, read at one instant."""
+    async def read_log(self, game_id: str) -> GameLog:
+        """The game now and what rebuilds its every version, read at one
+        instant. Raises GameMissing."""
 
     async def commit(
         self,
@@ -156,25 +251,31 @@ class GameStore(Protocol):
         expected_version: int,
         state: bytes,
         events: bytes,
+        record: bytes,
         request_id: str,
         deadline_ms: int | None,
         finished: bool = False,
-    ) -> int:
-        """Compare-and-set: write the next version and return it.
+        winner: int | None = None,
+        rate: tuple[str, str, int, int] | None = None,
+    ) -> Entry:
+        """Compare-and-set: write the next version and return its entry (also
+        published, with the version itself, to every replica's feed). ``record``
+        (:func:`log_record`, with the request id's digest) is appended to the
+        game's log; ``state`` replaces the current state; ``events`` are
+        published, not stored.
 
         ``deadline_ms``: the new deadline, None for none, KEEP_DEADLINE to keep it.
-        ``finished``: this version ends the game (its log is kept the finished TTL).
-        Raises GameMissing, VersionConflict, or AlreadyApplied when the request id
-        was applied meanwhile (a retry racing its original).
+        ``finished``: this version ends the game (its log is kept the finished TTL,
+        and the game's end, won by ``winner``, goes to the ended-games stream).
+        ``rate``: (player, kind, limit, window ms) counted in the same step (a
+        session's action costs one round trip). Raises GameMissing,
+        VersionConflict, RateLimited, or AlreadyApplied when the request id was
+        applied before (a retry, or one racing its original).
         """
 
-    async def entries(
-        self, game_id: str, after_version: int, count: int | None = None
-    ) -> list[Entry]:
-        """The event log's versions after ``after_version``, oldest first."""
-
-    async def entry(self, game_id: str, version: int) -> Entry | None:
-        """One version of the event log, if it is still there."""
+    async def applied_version(self, game_id: str, request: str) -> int | None:
+        """The version a request key produced, if it was applied (any time in
+        the game: its digest is in the log)."""
 
     async def due(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
         """(game id, deadline) of deadlines that have passed."""
@@ -190,9 +291,40 @@ class GameStore(Protocol):
         """Games in progress in the whole store: those with a deadline (a seat to act)."""
 
 
+class Listener(Protocol):
+    """What a feed hands the versions of a game to (a session)."""
+
+    def deliver(self, entry: Entry | None) -> None:
+        """A version just heard of (maybe out of order, maybe seen already), or
+        None: nothing was heard of the game for a while, re-read its log (a
+        publication may have been lost). Must not block."""
+
+    def fail(self, error: Exception) -> None:
+        """End the listener with ``error`` (its replica is stopping)."""
+
+
 class VersionFeed(Protocol):
     """Every version of a game, as it is committed, on any replica."""
 
     def follow(self, game_id: str, after_version: int) -> AsyncIterator[Entry]:
         """Every version of the game after ``after_version``, in order, each once, forever."""
         ...
+
+    async def listen(self, game_id: str, listener: Listener) -> None:
+        """Hand ``listener`` every version of the game heard from now on."""
+
+    async def unlisten(self, game_id: str, listener: Listener) -> None:
+        """Stop handing ``listener`` the game's versions."""
+
+    def latest(self, game_id: str) -> Entry | None:
+        """The newest version of a followed game this replica has heard of (it
+        may be behind the store: a commit against it then conflicts)."""
+
+    def announce(self, game_id: str, entry: Entry) -> None:
+        """A version this replica just committed: hand it to the local listeners
+        and watchers now (its publication, heard later, is then a repeat)."""
+
+    def rewound(self, game_id: str, entry: Entry) -> None:
+        """The store holds the game at ``entry``, older than the newest version
+        this replica heard of (Redis lost writes): take ``entry`` as the newest,
+        so the versions written again, with the same numbers, are handed out."""

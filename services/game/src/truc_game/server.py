@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import sys
@@ -40,7 +41,7 @@ from redis.asyncio import Redis
 from truc.v1 import game_service_pb2
 
 from truc_protocol.balancing import connection_age
-from truc_protocol.errors import ServiceError
+from truc_protocol.errors import ServiceError, Unavailable
 from truc_redis.connection import RedisClient, connect, follow_reachability, subscriber
 from truc_service.process import run_service
 from truc_service.tokens import TokenVerifier
@@ -53,6 +54,7 @@ from .adapters.redis_store import RedisGameStore
 from .api.servicer import GameServicer, add_to_server
 from .config import ConfigError, Settings
 from .deadlines import DeadlineSweeper
+from .history import entries_after
 from .service import GameService
 
 __all__ = ["LIVENESS", "GameServer", "build_server", "main"]
@@ -109,6 +111,11 @@ class GameServer:
         """Two stages: NOT_SERVING first (every name, :data:`LIVENESS` too), then stop
         accepting and let calls finish."""
         await self.health.enter_graceful_shutdown()
+        ended = self.hub.end_sessions(
+            Unavailable("REPLICA_STOPPING", "this replica is stopping: resume on another")
+        )
+        if ended:
+            log.info("ended %d sessions: their clients resume elsewhere", ended)
         await self.server.stop(self.settings.grace_seconds if grace is None else grace)
         for task in self.tasks:
             task.cancel()
@@ -156,6 +163,8 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
         ttl_seconds=settings.game_ttl_seconds,
         finished_ttl_seconds=settings.finished_game_ttl_seconds,
     )
+    pubsub = subscriber(redis_url, redis)
+    hub = WatchHub(pubsub, functools.partial(entries_after, store))
     service = GameService(
         store,
         turn_seconds=settings.turn_seconds,
@@ -163,9 +172,8 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
         rate_actions=settings.rate_actions,
         rate_signals=settings.rate_signals,
         rate_window_ms=settings.rate_window_ms,
+        feed=hub,
     )
-    pubsub = subscriber(redis_url, redis)
-    hub = WatchHub(pubsub, store)
     deadlines = DeadlineSweeper(service, store, poll_ms=settings.deadline_poll_ms)
     verifier = TokenVerifier(
         settings.jwt_secret, issuer=settings.jwt_issuer, audience=settings.jwt_audience
@@ -178,7 +186,7 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
             *connection_age(settings.max_connection_age_seconds),
         ],
     )
-    add_to_server(GameServicer(service, hub, verifier), server)
+    add_to_server(GameServicer(service, store, hub, verifier), server)
     health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

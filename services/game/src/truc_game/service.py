@@ -16,6 +16,7 @@ import functools
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -29,6 +30,7 @@ from truc_protocol.errors import (
     PermissionDenied,
     ResourceExhausted,
 )
+from truc_rules.action_codec import encode_action
 from truc_rules.actions import Action, PlayCard, SendDirective, SendSignal
 from truc_rules.cards import SPANISH, Card, Deck
 from truc_rules.errors import IllegalAction, InvalidSetup
@@ -54,6 +56,7 @@ from truc_service.tokens import Identity
 from truc_telemetry import logs
 
 from . import metrics
+from .history import flattened, read_history
 from .names import new_game_id, valid_game_id
 from .ports import (
     KEEP_DEADLINE,
@@ -64,9 +67,26 @@ from .ports import (
     GameStore,
     RateLimited,
     VersionConflict,
+    VersionFeed,
+    log_record,
 )
 
-__all__ = ["ActionReader", "GameService", "NewGame", "SeatView", "Watch", "applied", "is_over"]
+__all__ = [
+    "ActionReader",
+    "GameService",
+    "NewGame",
+    "SeatView",
+    "Watch",
+    "applied",
+    "decoded",
+    "decoded_state",
+    "is_message",
+    "is_over",
+    "read_in_pack",
+    "remember_decoded",
+    "request_key_of",
+    "versions_of",
+]
 
 log = logging.getLogger("truc.game")
 
@@ -145,9 +165,13 @@ class GameService:
         rate_actions: int,
         rate_signals: int,
         rate_window_ms: int,
+        feed: VersionFeed | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``feed``: this replica's feed, told of every version committed here
+        (so its sessions and watchers have it at once)."""
         self._store = store
+        self._feed = feed
         self._turn_seconds = turn_seconds
         self._allow_fixed_deals = allow_fixed_deals
         self._rate_actions = rate_actions
@@ -258,27 +282,20 @@ class GameService:
         return seat
 
     async def get_game(self, identity: Identity, game_id: str) -> SeatView:
-        """The caller's view with the whole event log so far."""
-        try:
-            snapshot, entries = await self._store.read_with_log(game_id)
-        except GameMissing:
-            raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
+        """The caller's view with the whole event log so far (rebuilt from the
+        game's action log: :mod:`truc_game.history`)."""
+        found = await read_history(self._store, game_id)
+        snapshot = found.snapshot
         seat = self._seat(identity, snapshot.meta, game_id)
         logs.bind(seat=seat)
-        events: list[Event] = []
-        versions: list[int] = []
-        for entry in entries:
-            decoded = decode_events(entry.events)
-            events.extend(decoded)
-            versions.extend([entry.version] * len(decoded))
-        state = decode_state(snapshot.state)
-        view = view_for(state, seat, events)
+        events, versions = flattened(found)
+        view = view_for(found.state, seat, events)
         return SeatView(
             game_id,
             seat,
             snapshot.version,
             view,
-            _versions_of(view.events, events, versions),
+            versions_of(view.events, events, versions),
             snapshot.meta,
             snapshot.deadline_ms,
         )
@@ -302,13 +319,8 @@ class GameService:
         rank: the protocol's ``SUIT_CLUBS`` seven is the seven of bastos in the
         Spanish pack and of clubs in the piquet pack); ``action`` is its reading
         in the Spanish pack, which decides how it is rate-limited."""
-        if len(request_id) > MAX_REQUEST_ID:
-            raise InvalidArgument("BAD_REQUEST", f"request_id: at most {MAX_REQUEST_ID} characters")
-        if len(etag) > MAX_ETAG:
-            raise InvalidArgument("BAD_REQUEST", f"etag: at most {MAX_ETAG} characters")
-        message = isinstance(action, SendSignal | SendDirective)
-        # Request ids are the caller's: another player reusing one gets nothing of it.
-        request_key = f"{identity.player}\x00{request_id}" if request_id else ""
+        request_key = request_key_of(identity, request_id, etag)
+        message = is_message(action)
         try:
             loaded = await self._store.load(
                 game_id,
@@ -341,10 +353,7 @@ class GameService:
                 f"the game is at version {snapshot.version}, not the etag sent; refresh and retry",
             )
         state = decode_state(snapshot.state)
-        if read_in is not None and isinstance(action, PlayCard):
-            pack = deck_of(rule_set_of(state))
-            if pack is not SPANISH:  # ``action`` is the Spanish pack's reading already
-                action = read_in(pack)
+        action = read_in_pack(state, action, read_in)
         try:
             transition = apply_action(state, seat, action)
         except IllegalAction as exc:
@@ -354,14 +363,16 @@ class GameService:
             KEEP_DEADLINE if message else self.deadline_for(new_state, snapshot.meta.turn_seconds)
         )
         try:
-            version = await self._store.commit(
+            entry = await self.commit(
                 game_id,
-                expected_version=snapshot.version,
-                state=encode_state(new_state),
-                events=encode_events(transition.events),
-                request_id=request_key,
+                snapshot.version,
+                new_state,
+                transition.events,
+                seat=seat,
+                action=action,
+                request=request_key,
                 deadline_ms=deadline,
-                finished=is_over(new_state),
+                current_deadline_ms=snapshot.deadline_ms,
             )
         except VersionConflict:
             _CONFLICTS.inc()
@@ -372,6 +383,7 @@ class GameService:
             return await self._replay(game_id, seat, exc.version, snapshot.meta)
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
+        version = entry.version
         applied(action, "player", state, new_state, version)
         view = view_for(new_state, seat, transition.events)
         return SeatView(
@@ -384,16 +396,62 @@ class GameService:
             snapshot.deadline_ms if deadline == KEEP_DEADLINE else deadline,
         )
 
+    async def commit(
+        self,
+        game_id: str,
+        expected_version: int,
+        state: AnyState,
+        events: Sequence[Event],
+        *,
+        seat: int,
+        action: Action,
+        request: str,
+        deadline_ms: int | None,
+        current_deadline_ms: int | None,
+        timed_out: bool = False,
+        rate: tuple[str, str, int, int] | None = None,
+    ) -> Entry:
+        """Compare-and-set the version after ``expected_version`` (the store's
+        outcomes pass through), then hand it to this replica's feed. ``seat``'s
+        ``action`` (taken for it at its deadline: ``timed_out``) goes to the
+        game's log with the deadline it sets (``deadline_ms``; KEEP_DEADLINE
+        keeps ``current_deadline_ms``, the deadline of ``expected_version``)."""
+        over = is_over(state)
+        kept = current_deadline_ms if deadline_ms == KEEP_DEADLINE else deadline_ms
+        record = log_record(encode_action(seat, action, timed_out=timed_out), kept, request)
+        entry = await self._store.commit(
+            game_id,
+            expected_version=expected_version,
+            state=encode_state(state),
+            events=encode_events(events),
+            record=record,
+            request_id=request,
+            deadline_ms=deadline_ms,
+            finished=over,
+            winner=state.winner if over else None,
+            rate=rate,
+        )
+        remember_decoded(entry, state, events)
+        if self._feed is not None:
+            self._feed.announce(game_id, entry)
+        return entry
+
+    def rate_of(self, identity: Identity, action: Action) -> tuple[str, str, int, int]:
+        """How the caller's ``action`` is rate-limited: (player, kind, limit, window ms)."""
+        if is_message(action):
+            return identity.player, "s", self._rate_signals, self._rate_window_ms
+        return identity.player, "a", self._rate_actions, self._rate_window_ms
+
     async def _replay(self, game_id: str, seat: int, version: int, meta: GameMeta) -> SeatView:
-        """The answer a request id got the first time, rebuilt from the event log."""
-        entry = await self._store.entry(game_id, version)
-        if entry is None:
+        """The answer a request id got the first time, rebuilt from the action log."""
+        found = (await read_history(self._store, game_id)).entries_after(version - 1)
+        if not found:
             raise NotFound("GAME_NOT_FOUND", f"version {version} of {game_id!r} is gone")
-        return self.entry_view(game_id, seat, entry, meta)
+        return self.entry_view(game_id, seat, found[0], meta)
 
     def entry_view(self, game_id: str, seat: int | None, entry: Entry, meta: GameMeta) -> SeatView:
         """A seat's view of one version of the event log."""
-        state, events = _decoded(entry)
+        state, events = decoded(entry)
         view = view_for(state, seat, events)
         return SeatView(
             game_id,
@@ -431,6 +489,33 @@ class GameService:
         return self.now_ms() + turn_seconds * 1000
 
 
+def request_key_of(identity: Identity, request_id: str, etag: str) -> str:
+    """The store's key of a request id (checked with the etag: both are the
+    caller's, bounded): request ids are the caller's, so another player reusing
+    one gets nothing of it. Empty without a request id."""
+    if len(request_id) > MAX_REQUEST_ID:
+        raise InvalidArgument("BAD_REQUEST", f"request_id: at most {MAX_REQUEST_ID} characters")
+    if len(etag) > MAX_ETAG:
+        raise InvalidArgument("BAD_REQUEST", f"etag: at most {MAX_ETAG} characters")
+    return f"{identity.player}\x00{request_id}" if request_id else ""
+
+
+def is_message(action: Action) -> bool:
+    """A team message (signal or directive): it keeps the turn's deadline and has
+    its own rate."""
+    return isinstance(action, SendSignal | SendDirective)
+
+
+def read_in_pack(state: AnyState, action: Action, read_in: ActionReader | None) -> Action:
+    """``action`` read in the pack of the game in ``state`` (``action`` is its
+    reading in the Spanish pack)."""
+    if read_in is not None and isinstance(action, PlayCard):
+        pack = deck_of(rule_set_of(state))
+        if pack is not SPANISH:
+            return read_in(pack)
+    return action
+
+
 def is_over(state: AnyState | AnyView) -> bool:
     """Nothing more can happen in the game: the match is over (or its fixed deals ran out)."""
     return state.phase in _OVER
@@ -452,16 +537,43 @@ def applied(action: Action, origin: str, before: AnyState, after: AnyState, vers
         )
 
 
+_DECODED: Final[OrderedDict[Entry, tuple[AnyState, tuple[Event, ...]]]] = OrderedDict()
+_DECODED_SIZE: Final = 1024
+"""Versions kept decoded: those being fanned out at once, about one per watched
+game; a miss only decodes again."""
+
+
+def decoded(entry: Entry) -> tuple[AnyState, tuple[Event, ...]]:
+    """The state and events of a version, decoded once for all the watchers and
+    sessions of it (a pure function of the entry's bytes; the engine never
+    mutates a state, so they share it)."""
+    found = _DECODED.get(entry)
+    if found is None:
+        found = decode_state(entry.state), decode_events(entry.events)
+        remember_decoded(entry, *found)
+    return found
+
+
+def remember_decoded(entry: Entry, state: AnyState, events: Sequence[Event]) -> None:
+    """Keep what ``entry`` decodes to, known already (the version this replica
+    just computed: its sessions and watchers then decode nothing)."""
+    _DECODED[entry] = (state, tuple(events))
+    if len(_DECODED) > _DECODED_SIZE:
+        _DECODED.popitem(last=False)
+
+
+def decoded_state(entry: Entry) -> AnyState:
+    """The state of a version (an action is validated against it)."""
+    found = _DECODED.get(entry)
+    return found[0] if found is not None else _decoded_state(entry.state)
+
+
 @functools.lru_cache(maxsize=1024)
-def _decoded(entry: Entry) -> tuple[AnyState, tuple[Event, ...]]:
-    """The state and events of an event-log entry, decoded once for all the
-    watchers of a version (a pure function of the entry's bytes; the engine never
-    mutates a state, so they share it). 1,024 entries: the versions being fanned
-    out at once, one per watched game; a miss only decodes again."""
-    return decode_state(entry.state), decode_events(entry.events)
+def _decoded_state(state: bytes) -> AnyState:
+    return decode_state(state)
 
 
-def _versions_of(
+def versions_of(
     visible: Sequence[Event], events: Sequence[Event], versions: Sequence[int]
 ) -> tuple[int, ...]:
     """The version of each visible event (view_for keeps the order and the objects)."""

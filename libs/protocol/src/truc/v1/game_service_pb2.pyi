@@ -336,3 +336,224 @@ class WatchGameResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WatchGameResponse: _TypeAlias = WatchGameResponse  # noqa: Y015
+
+@_typing.final
+class PlayRequest(_message.Message):
+    """One message from the client on a Play session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPEN_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def open(self) -> Global___OpenSession:
+        """The first message, and only the first."""
+
+    @_builtins.property
+    def action(self) -> Global___SessionAction:
+        """An action for the caller's seat (any message after the first)."""
+
+    def __init__(
+        self,
+        *,
+        open: Global___OpenSession | None = ...,
+        action: Global___SessionAction | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "kind", b"kind", "open", b"open"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "kind", b"kind", "open", b"open"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["open", "action"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
+
+@_typing.final
+class OpenSession(_message.Message):
+    """Which game a session follows and where it resumes."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    AFTER_VERSION_FIELD_NUMBER: _builtins.int
+    RESPONSE_VIEW_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """"games/{game}"."""
+    after_version: _builtins.int
+    """Resume after this version (the last one received); 0 from the start."""
+    response_view: Global___ResponseView.ValueType
+    """How much of the caller's view each message's `game` carries; unspecified:
+    FULL. The lobby's followers ask for MINIMAL.
+    """
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        after_version: _builtins.int = ...,
+        response_view: Global___ResponseView.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_version", b"after_version", "name", b"name", "response_view", b"response_view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenSession: _TypeAlias = OpenSession  # noqa: Y015
+
+@_typing.final
+class SessionAction(_message.Message):
+    """An action sent on a session (SubmitAction's fields, without the name)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_FIELD_NUMBER: _builtins.int
+    ETAG_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    etag: _builtins.str
+    """The etag of the view acted on (at most 64 characters); empty: act on
+    whatever is current.
+    """
+    request_id: _builtins.str
+    """A client-generated unique id (a UUID), at most 64 characters: it comes back
+    on the version the action produced, or on its refusal, and makes a retry
+    after a broken stream safe (applied once).
+    """
+    @_builtins.property
+    def action(self) -> _game_pb2.Action: ...
+    def __init__(
+        self,
+        *,
+        action: _game_pb2.Action | None = ...,
+        etag: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "etag", b"etag", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SessionAction: _TypeAlias = SessionAction  # noqa: Y015
+
+@_typing.final
+class PlayResponse(_message.Message):
+    """One message from the server on a Play session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    FROM_VERSION_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    REPEATED_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The version this message brings the session to (in a refusal: the
+    version the session had reached).
+    """
+    from_version: _builtins.int
+    """The first version this message covers: equal to `version`, unless the
+    session fell behind and several versions were coalesced into this one
+    message (then `events` holds the events of every version from
+    from_version to version). 0 in a refusal or a repeat.
+    """
+    request_id: _builtins.str
+    """The request_id of the caller's action that produced `version`, of the
+    refused action, or of the repeated one; empty otherwise.
+    """
+    repeated: _builtins.bool
+    """The action with `request_id` was applied before, producing `version`;
+    nothing was applied now (the session has had, or will have, that version).
+    """
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]:
+        """The events of the versions covered, filtered for the caller's seat."""
+
+    @_builtins.property
+    def game(self) -> _game_pb2.GameView:
+        """The caller's view at `version` (its `events` empty); unset in a refusal
+        or a repeat.
+        """
+
+    @_builtins.property
+    def refused(self) -> Global___ActionRefused:
+        """Set when the action with `request_id` was refused; nothing changed."""
+
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        from_version: _builtins.int = ...,
+        events: _abc.Iterable[_game_pb2.Event] | None = ...,
+        game: _game_pb2.GameView | None = ...,
+        request_id: _builtins.str = ...,
+        refused: Global___ActionRefused | None = ...,
+        repeated: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "refused", b"refused"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "from_version", b"from_version", "game", b"game", "refused", b"refused", "repeated", b"repeated", "request_id", b"request_id", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayResponse: _TypeAlias = PlayResponse  # noqa: Y015
+
+@_typing.final
+class ActionRefused(_message.Message):
+    """Why an action on a session was refused: what SubmitAction's status would be."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class MetadataEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    CODE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    METADATA_FIELD_NUMBER: _builtins.int
+    code: _builtins.int
+    """The gRPC status code number (google.rpc.Code), e.g. 9 FAILED_PRECONDITION."""
+    reason: _builtins.str
+    """The machine-readable reason, as in ErrorInfo.reason (e.g. NOT_YOUR_TURN,
+    CONFLICT, RATE_LIMITED).
+    """
+    message: _builtins.str
+    """A message for people."""
+    @_builtins.property
+    def metadata(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """ErrorInfo's metadata (e.g. retry_after_ms)."""
+
+    def __init__(
+        self,
+        *,
+        code: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        metadata: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "metadata", b"metadata", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActionRefused: _TypeAlias = ActionRefused  # noqa: Y015

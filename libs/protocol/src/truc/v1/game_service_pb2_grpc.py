@@ -83,6 +83,11 @@ class GameServiceStub:
                 request_serializer=truc_dot_v1_dot_game__service__pb2.WatchGameRequest.SerializeToString,
                 response_deserializer=truc_dot_v1_dot_game__service__pb2.WatchGameResponse.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/truc.v1.GameService/Play',
+                request_serializer=truc_dot_v1_dot_game__service__pb2.PlayRequest.SerializeToString,
+                response_deserializer=truc_dot_v1_dot_game__service__pb2.PlayResponse.FromString,
+                _registered_method=True)
 
 
 class GameServiceServicer:
@@ -182,6 +187,40 @@ class GameServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Play(self, request_iterator, context):
+        """Opens a session on a game: one long-lived stream per seated player (or
+        spectator, or the lobby) for the whole match. The first request must be
+        `open` (the game and where to resume); every later one is an `action` for
+        the caller's seat. The server sends exactly one message for each new
+        version of the game: the caller's whole view at that version (its `events`
+        empty) and the version's events filtered for the caller's seat, and, when
+        the version came from an action of this session's player, that action's
+        request_id. A session that falls behind (does not read) gets its pending
+        versions coalesced into one message: the latest view, every event since its
+        last message, `from_version` below `version`; the server never queues
+        without bound. A refused action is answered with `refused` (the status code
+        and ErrorInfo reason the unary SubmitAction would have returned) and the
+        stream stays open; a repeated request_id answers `repeated` with the version
+        it produced, applying nothing. The stream ends (OK) after the version that
+        finishes the match. Errors that end the stream: those of WatchGame for the
+        `open` request (UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND,
+        PERMISSION_DENIED), and UNAVAILABLE when the replica stops; resume on any
+        replica with the last version received as after_version: nothing is
+        missed, nothing repeated. Spectators and the lobby's roles open read-only
+        sessions (their actions are refused NOT_SEATED).
+
+        An action on a session costs the server one Redis round trip: it is
+        validated against the version the replica holds and committed with one
+        compare-and-set.
+
+        REST: the gateway offers the session to browsers as a WebSocket at
+        `GET /v1/games/{game}:play` (JSON text frames of these messages, the token
+        in the `Authorization` header or the first frame).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GameServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -204,6 +243,11 @@ def add_GameServiceServicer_to_server(servicer, server):
                     servicer.WatchGame,
                     request_deserializer=truc_dot_v1_dot_game__service__pb2.WatchGameRequest.FromString,
                     response_serializer=truc_dot_v1_dot_game__service__pb2.WatchGameResponse.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=truc_dot_v1_dot_game__service__pb2.PlayRequest.FromString,
+                    response_serializer=truc_dot_v1_dot_game__service__pb2.PlayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -343,6 +387,33 @@ class GameService:
             '/truc.v1.GameService/WatchGame',
             truc_dot_v1_dot_game__service__pb2.WatchGameRequest.SerializeToString,
             truc_dot_v1_dot_game__service__pb2.WatchGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/truc.v1.GameService/Play',
+            truc_dot_v1_dot_game__service__pb2.PlayRequest.SerializeToString,
+            truc_dot_v1_dot_game__service__pb2.PlayResponse.FromString,
             options,
             channel_credentials,
             insecure,

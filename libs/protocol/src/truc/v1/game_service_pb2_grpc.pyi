@@ -111,6 +111,36 @@ class GameServiceStub:
     over the query), so a dropped connection loses nothing and repeats nothing.
     The stream ends with an `end` event when the match is over.
     """
+    Play: _grpc.StreamStreamMultiCallable[_game_service_pb2.PlayRequest, _game_service_pb2.PlayResponse]
+    """Opens a session on a game: one long-lived stream per seated player (or
+    spectator, or the lobby) for the whole match. The first request must be
+    `open` (the game and where to resume); every later one is an `action` for
+    the caller's seat. The server sends exactly one message for each new
+    version of the game: the caller's whole view at that version (its `events`
+    empty) and the version's events filtered for the caller's seat, and, when
+    the version came from an action of this session's player, that action's
+    request_id. A session that falls behind (does not read) gets its pending
+    versions coalesced into one message: the latest view, every event since its
+    last message, `from_version` below `version`; the server never queues
+    without bound. A refused action is answered with `refused` (the status code
+    and ErrorInfo reason the unary SubmitAction would have returned) and the
+    stream stays open; a repeated request_id answers `repeated` with the version
+    it produced, applying nothing. The stream ends (OK) after the version that
+    finishes the match. Errors that end the stream: those of WatchGame for the
+    `open` request (UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND,
+    PERMISSION_DENIED), and UNAVAILABLE when the replica stops; resume on any
+    replica with the last version received as after_version: nothing is
+    missed, nothing repeated. Spectators and the lobby's roles open read-only
+    sessions (their actions are refused NOT_SEATED).
+
+    An action on a session costs the server one Redis round trip: it is
+    validated against the version the replica holds and committed with one
+    compare-and-set.
+
+    REST: the gateway offers the session to browsers as a WebSocket at
+    `GET /v1/games/{game}:play` (JSON text frames of these messages, the token
+    in the `Authorization` header or the first frame).
+    """
 
 @_typing.type_check_only
 class GameServiceAsyncStub(GameServiceStub):
@@ -194,6 +224,36 @@ class GameServiceAsyncStub(GameServiceStub):
     `Last-Event-ID` header, which the gateway passes as after_version (it wins
     over the query), so a dropped connection loses nothing and repeats nothing.
     The stream ends with an `end` event when the match is over.
+    """
+    Play: _aio.StreamStreamMultiCallable[_game_service_pb2.PlayRequest, _game_service_pb2.PlayResponse]  # type: ignore[assignment]
+    """Opens a session on a game: one long-lived stream per seated player (or
+    spectator, or the lobby) for the whole match. The first request must be
+    `open` (the game and where to resume); every later one is an `action` for
+    the caller's seat. The server sends exactly one message for each new
+    version of the game: the caller's whole view at that version (its `events`
+    empty) and the version's events filtered for the caller's seat, and, when
+    the version came from an action of this session's player, that action's
+    request_id. A session that falls behind (does not read) gets its pending
+    versions coalesced into one message: the latest view, every event since its
+    last message, `from_version` below `version`; the server never queues
+    without bound. A refused action is answered with `refused` (the status code
+    and ErrorInfo reason the unary SubmitAction would have returned) and the
+    stream stays open; a repeated request_id answers `repeated` with the version
+    it produced, applying nothing. The stream ends (OK) after the version that
+    finishes the match. Errors that end the stream: those of WatchGame for the
+    `open` request (UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND,
+    PERMISSION_DENIED), and UNAVAILABLE when the replica stops; resume on any
+    replica with the last version received as after_version: nothing is
+    missed, nothing repeated. Spectators and the lobby's roles open read-only
+    sessions (their actions are refused NOT_SEATED).
+
+    An action on a session costs the server one Redis round trip: it is
+    validated against the version the replica holds and committed with one
+    compare-and-set.
+
+    REST: the gateway offers the session to browsers as a WebSocket at
+    `GET /v1/games/{game}:play` (JSON text frames of these messages, the token
+    in the `Authorization` header or the first frame).
     """
 
 class GameServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -299,6 +359,42 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         `Last-Event-ID` header, which the gateway passes as after_version (it wins
         over the query), so a dropped connection loses nothing and repeats nothing.
         The stream ends with an `end` event when the match is over.
+        """
+
+    @_abc_1.abstractmethod
+    def Play(
+        self,
+        request_iterator: _MaybeAsyncIterator[_game_service_pb2.PlayRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_game_service_pb2.PlayResponse], _abc.AsyncIterator[_game_service_pb2.PlayResponse]]:
+        """Opens a session on a game: one long-lived stream per seated player (or
+        spectator, or the lobby) for the whole match. The first request must be
+        `open` (the game and where to resume); every later one is an `action` for
+        the caller's seat. The server sends exactly one message for each new
+        version of the game: the caller's whole view at that version (its `events`
+        empty) and the version's events filtered for the caller's seat, and, when
+        the version came from an action of this session's player, that action's
+        request_id. A session that falls behind (does not read) gets its pending
+        versions coalesced into one message: the latest view, every event since its
+        last message, `from_version` below `version`; the server never queues
+        without bound. A refused action is answered with `refused` (the status code
+        and ErrorInfo reason the unary SubmitAction would have returned) and the
+        stream stays open; a repeated request_id answers `repeated` with the version
+        it produced, applying nothing. The stream ends (OK) after the version that
+        finishes the match. Errors that end the stream: those of WatchGame for the
+        `open` request (UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND,
+        PERMISSION_DENIED), and UNAVAILABLE when the replica stops; resume on any
+        replica with the last version received as after_version: nothing is
+        missed, nothing repeated. Spectators and the lobby's roles open read-only
+        sessions (their actions are refused NOT_SEATED).
+
+        An action on a session costs the server one Redis round trip: it is
+        validated against the version the replica holds and committed with one
+        compare-and-set.
+
+        REST: the gateway offers the session to browsers as a WebSocket at
+        `GET /v1/games/{game}:play` (JSON text frames of these messages, the token
+        in the `Authorization` header or the first frame).
         """
 
 def add_GameServiceServicer_to_server(servicer: GameServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

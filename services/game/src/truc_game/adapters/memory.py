@@ -1,8 +1,8 @@
 """Both ports of the game service in memory, for fast use-case tests.
 
 :class:`MemoryGameStore` keeps what the Redis adapter keeps (version, state,
-meta, deadline, request ids, the event log, per-player rate counters, the
-deadline index) in dictionaries, with the same outcomes (GameMissing,
+meta, deadline, first state, events and deadline, the log of records,
+per-player rate counters, the deadline index) in dictionaries, with the same outcomes (GameMissing,
 VersionConflict, AlreadyApplied, RateLimited) decided in the same order as the
 Lua scripts of :mod:`.redis_store`; :class:`MemoryVersionFeed` hands every new
 version of a game to its followers. One process only, nothing durable, no
@@ -15,19 +15,31 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from truc_game.ports import (
+    FINISHED_RECORD_BYTES,
     KEEP_DEADLINE,
+    RECORD_BYTES,
     AlreadyApplied,
     Entry,
+    GameLog,
     GameMeta,
     GameMissing,
     Loaded,
     RateLimited,
     Snapshot,
     VersionConflict,
+    digest_version,
+    finished_records,
+    request_digest,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from truc_game.ports import Listener
 
 __all__ = ["MemoryGameStore", "MemoryVersionFeed"]
 
@@ -38,8 +50,17 @@ class _Game:
     state: bytes
     meta: GameMeta
     deadline_ms: int | None
-    log: list[Entry] = field(default_factory=list)
-    requests: dict[str, int] = field(default_factory=dict)
+    first_state: bytes
+    first_events: bytes
+    first_deadline_ms: int | None
+    records: bytes = b""
+    finished: bool = False
+
+    def prior(self, request: str) -> int | None:
+        """The version ``request`` made, found by its digest in the log (as
+        the Redis scripts find it)."""
+        size = FINISHED_RECORD_BYTES if self.finished else RECORD_BYTES
+        return digest_version(self.records, request_digest(request), size)
 
 
 class MemoryGameStore:
@@ -52,6 +73,12 @@ class MemoryGameStore:
         self._rates: dict[tuple[str, str, str], tuple[int, int]] = {}
         """(game, kind, player) -> (count, window end ms)."""
         self._changed = asyncio.Condition()
+        self._commits: list[Callable[[str, Entry], None]] = []
+
+    def on_commit(self, callback: Callable[[str, Entry], None]) -> None:
+        """Call ``callback(game_id, entry)`` for every version written (the
+        publication of the Redis adapter)."""
+        self._commits.append(callback)
 
     def _game(self, game_id: str) -> _Game:
         game = self._games.get(game_id)
@@ -62,7 +89,9 @@ class MemoryGameStore:
     def _snapshot(self, game: _Game) -> Snapshot:
         return Snapshot(game.version, game.state, game.meta, game.deadline_ms)
 
-    async def _announce(self) -> None:
+    async def _announce(self, game_id: str, entry: Entry) -> None:
+        for callback in self._commits:
+            callback(game_id, entry)
         async with self._changed:
             self._changed.notify_all()
 
@@ -78,37 +107,50 @@ class MemoryGameStore:
     ) -> bool:
         if game_id in self._games:
             return False
-        game = _Game(1, state, meta, deadline_ms, [Entry(1, state, events, deadline_ms)])
+        first = Entry(1, state, events, deadline_ms)
+        game = _Game(1, state, meta, deadline_ms, state, events, deadline_ms)
         self._games[game_id] = game
         if deadline_ms is not None:
             self._deadlines[game_id] = deadline_ms
-        await self._announce()
+        await self._announce(game_id, first)
         return True
 
     async def load(
         self, game_id: str, *, request_id: str, player: str, kind: str, limit: int, window_ms: int
     ) -> Loaded:
         game = self._game(game_id)
-        if request_id and request_id in game.requests:
-            return Loaded(self._snapshot(game), game.requests[request_id])
-        if limit > 0:
-            now_ms = int(self._clock() * 1000)
-            key = (game_id, kind, player)
-            count, ends = self._rates.get(key, (0, 0))
-            if ends <= now_ms:
-                count, ends = 0, now_ms + window_ms
-            count += 1
-            self._rates[key] = (count, ends)
-            if count > limit:
-                raise RateLimited(max(ends - now_ms, 1))
+        prior = game.prior(request_id) if request_id else None
+        if prior is not None:
+            return Loaded(self._snapshot(game), prior)
+        self._count(game_id, player, kind, limit, window_ms)
         return Loaded(self._snapshot(game), None)
+
+    def _count(self, game_id: str, player: str, kind: str, limit: int, window_ms: int) -> None:
+        if limit <= 0:
+            return
+        now_ms = int(self._clock() * 1000)
+        key = (game_id, kind, player)
+        count, ends = self._rates.get(key, (0, 0))
+        if ends <= now_ms:
+            count, ends = 0, now_ms + window_ms
+        count += 1
+        self._rates[key] = (count, ends)
+        if count > limit:
+            raise RateLimited(max(ends - now_ms, 1))
 
     async def read(self, game_id: str) -> Snapshot:
         return self._snapshot(self._game(game_id))
 
-    async def read_with_log(self, game_id: str) -> tuple[Snapshot, list[Entry]]:
+    async def read_log(self, game_id: str) -> GameLog:
         game = self._game(game_id)
-        return self._snapshot(game), list(game.log)
+        return GameLog(
+            self._snapshot(game),
+            game.first_state,
+            game.first_events,
+            game.first_deadline_ms,
+            game.records,
+            game.finished,
+        )
 
     async def commit(
         self,
@@ -117,43 +159,42 @@ class MemoryGameStore:
         expected_version: int,
         state: bytes,
         events: bytes,
+        record: bytes,
         request_id: str,
         deadline_ms: int | None,
         finished: bool = False,
-    ) -> int:
-        del finished  # no expiry in memory
+        winner: int | None = None,
+        rate: tuple[str, str, int, int] | None = None,
+    ) -> Entry:
+        del winner  # no lobby in memory
         game = self._game(game_id)
-        if request_id and request_id in game.requests:
-            raise AlreadyApplied(game.requests[request_id])
+        prior = game.prior(request_id) if request_id else None
+        if prior is not None:
+            raise AlreadyApplied(prior)
+        if rate is not None:
+            self._count(game_id, *rate)
         if game.version != expected_version:
             raise VersionConflict(game_id)
         game.version += 1
         game.state = state
         deadline = game.deadline_ms if deadline_ms == KEEP_DEADLINE else deadline_ms
-        game.log.append(Entry(game.version, state, events, deadline))
-        if request_id:
-            game.requests[request_id] = game.version
+        entry = Entry(game.version, state, events, deadline, request_id)
+        game.records += record
+        if finished and not game.finished:
+            game.records = finished_records(game.records)
+            game.finished = True
         if deadline_ms != KEEP_DEADLINE:
             game.deadline_ms = deadline_ms
             if deadline_ms is None:
                 self._deadlines.pop(game_id, None)
             else:
                 self._deadlines[game_id] = deadline_ms
-        await self._announce()
-        return game.version
+        await self._announce(game_id, entry)
+        return entry
 
-    async def entries(
-        self, game_id: str, after_version: int, count: int | None = None
-    ) -> list[Entry]:
+    async def applied_version(self, game_id: str, request: str) -> int | None:
         game = self._games.get(game_id)
-        found = [] if game is None else [e for e in game.log if e.version > after_version]
-        return found if count is None else found[:count]
-
-    async def entry(self, game_id: str, version: int) -> Entry | None:
-        game = self._games.get(game_id)
-        if game is None or not 1 <= version <= len(game.log):
-            return None
-        return game.log[version - 1]
+        return None if game is None or not request else game.prior(request)
 
     async def due(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
         late = sorted((due, game) for game, due in self._deadlines.items() if due <= now_ms)
@@ -179,13 +220,51 @@ class MemoryGameStore:
 class MemoryVersionFeed:
     """The :class:`~truc_game.ports.VersionFeed` port over a :class:`MemoryGameStore`."""
 
-    def __init__(self, store: MemoryGameStore) -> None:
+    def __init__(
+        self,
+        store: MemoryGameStore,
+        read_log: Callable[[str, int], Awaitable[list[Entry]]],
+    ) -> None:
+        """``read_log``: the versions of a game after a version
+        (:func:`truc_game.history.entries_after` over ``store``)."""
         self._store = store
+        self._read_log = read_log
+        self._listeners: dict[str, set[Listener]] = {}
+        self._latest: dict[str, Entry] = {}
+        store.on_commit(self.announce)
+
+    async def listen(self, game_id: str, listener: Listener) -> None:
+        self._listeners.setdefault(game_id, set()).add(listener)
+
+    async def unlisten(self, game_id: str, listener: Listener) -> None:
+        listeners = self._listeners.get(game_id, set())
+        listeners.discard(listener)
+        if not listeners:
+            self._listeners.pop(game_id, None)
+            self._latest.pop(game_id, None)
+
+    def latest(self, game_id: str) -> Entry | None:
+        return self._latest.get(game_id)
+
+    def rewound(self, game_id: str, entry: Entry) -> None:
+        known = self._latest.get(game_id)
+        if known is not None and known.version > entry.version:
+            self._latest[game_id] = entry
+
+    def announce(self, game_id: str, entry: Entry) -> None:
+        listeners = self._listeners.get(game_id)
+        if not listeners:
+            return
+        known = self._latest.get(game_id)
+        if known is None or known.version < entry.version:
+            self._latest[game_id] = entry
+        for listener in listeners:
+            listener.deliver(entry)
 
     async def follow(self, game_id: str, after_version: int) -> AsyncIterator[Entry]:
         last = after_version
         while True:
-            for entry in await self._store.entries(game_id, last):
+            for entry in await self._read_log(game_id, last):
                 yield entry
                 last = entry.version
             await self._store.wait_after(game_id, last)

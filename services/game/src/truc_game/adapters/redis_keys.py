@@ -10,17 +10,13 @@ plenty for any cluster of up to 64 primaries.
 
 from __future__ import annotations
 
-import zlib
 from typing import Final
+
+from truc_redis.game_ends import SHARDS, ended_stream, shard_of
 
 __all__ = ["SHARDS", "Keys", "channel", "deadlines", "shard_of"]
 
-SHARDS: Final = 64
 PREFIX: Final = "truc"
-
-
-def shard_of(game_id: str) -> int:
-    return zlib.crc32(game_id.encode()) % SHARDS
 
 
 def deadlines(shard: int) -> str:
@@ -36,18 +32,21 @@ def channel(game_id: str) -> str:
 class Keys:
     """The keys of one game."""
 
-    __slots__ = ("deadlines", "events", "game", "requests", "shard")
+    __slots__ = ("deadlines", "ended", "game", "log", "shard")
 
     def __init__(self, game_id: str) -> None:
         self.shard = shard_of(game_id)
         base = f"{PREFIX}:{{g{self.shard}}}:game:{game_id}"
         self.game = base
-        """Hash: v (version), s (state), m (meta), d (deadline ms, '' if none)."""
-        self.requests = base + ":requests"
-        """Hash: player NUL request id -> the version it produced."""
-        self.events = base + ":events"
-        """Stream: one entry per version, id '<version>-0': s (state), e (events), d (deadline)."""
+        """Hash: v (version), s (state), m (meta), d (deadline ms, '' if none),
+        f, e, g (version 1's state, events and deadline)."""
+        self.log = base + ":log"
+        """String: the game's log, one RECORD_BYTES record per version after
+        the first (:func:`truc_game.ports.log_record`: the action, the deadline
+        it set, its request id's digest), appended by every commit."""
         self.deadlines = deadlines(self.shard)
+        self.ended = ended_stream(self.shard)
+        """Stream of the shard's ended games (:mod:`truc_redis.game_ends`)."""
 
     def rate(self, kind: str, player: str) -> str:
         """Counter of a player's actions (kind 'a') or signals ('s') in the current window."""

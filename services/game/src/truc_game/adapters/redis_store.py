@@ -1,19 +1,31 @@
 """The game store on Redis: one atomic compare-and-set per action.
 
-Per game (keys in :mod:`truc_game.adapters.redis_keys`): a hash with the version, the
-encoded state, the meta (players, turn time) and the current deadline; a hash
-of request ids; a stream holding, for every version, the state after it, the
-events it caused and the deadline it set. Each write is one Lua script, so it is atomic and costs
-one round trip:
+Per game (keys in :mod:`truc_game.adapters.redis_keys`): a hash with the
+version, the current state, the meta (players, turn time), the current
+deadline and version 1's state, events and deadline; and the game's log, a
+string of one 16-byte record per version after the first (the action, the
+deadline it set, its request id's digest: :func:`truc_game.ports.log_record`).
+No other version's state is stored: :mod:`truc_game.history` rebuilds any
+version from the first state and the log (the engine is deterministic), so a
+game costs well under 1 KB when created and 16 bytes per action, and a
+finished match is its own compact replay (when it ends the log drops its
+deadlines: 10 bytes per action). A request id is recognised by its
+digest anywhere in the log (the scripts search it), so a retry is never
+applied twice however old its original. Each write is one Lua script, so it
+is atomic and costs one round trip:
 
 * ``LOAD`` reads what an action needs (version, state, meta, deadline), says
   whether the request id was already applied, and counts the player's rate.
-* ``COMMIT`` checks the version, writes the state, appends the stream entry,
-  records the request id, moves the game's deadline and publishes the new
-  version on the game's channel (for watchers on every replica).
+* ``COMMIT`` says whether the request id was applied before, counts the
+  player's rate (for a session's action, which is never LOADed), checks the
+  version, writes the state, appends the action's record, moves the game's
+  deadline, appends the game's end to its shard's ended-games stream
+  (:mod:`truc_redis.game_ends`) when the version finishes it, and publishes
+  the version itself (state and events) on the game's channel
+  (:mod:`.publication`), for watchers and sessions on every replica.
 * ``CREATE`` writes version 1 unless the game exists.
-* ``READ_WITH_LOG`` reads the game and its whole stream at one instant (a
-  script rather than MULTI/EXEC, which the Redis Cluster client lacks).
+* ``READ_LOG`` reads the game and its log at one instant (a script rather
+  than MULTI/EXEC, which the Redis Cluster client lacks).
 
 No rules logic lives in Lua: it only does compare-and-set and bookkeeping.
 """
@@ -24,84 +36,139 @@ from collections.abc import Sequence
 from typing import Any
 
 from truc_game.ports import (
+    FINISHED_RECORD_BYTES,
     KEEP_DEADLINE,
+    RECORD_BYTES,
     AlreadyApplied,
     Entry,
+    GameLog,
     GameMeta,
     GameMissing,
     Loaded,
     RateLimited,
     Snapshot,
     VersionConflict,
+    digest_version,
+    request_digest,
 )
 from truc_redis.connection import RedisClient, script
 from truc_redis.errors import translate_errors
+from truc_redis.game_ends import ENDED_MAXLEN
 from truc_telemetry.metrics import timed
 
+from . import publication
 from . import redis_keys as keys
 from .redis_keys import Keys
 
 __all__ = ["RedisGameStore"]
 
-_LOAD = """
-local g = redis.call('HMGET', KEYS[1], 'v', 's', 'm', 'd')
+_PRIOR = f"""
+local function prior(log, digest, finished)
+  if digest == '' then return nil end
+  local size = {RECORD_BYTES}
+  if finished then size = {FINISHED_RECORD_BYTES} end
+  local from = 1
+  while true do
+    local at = string.find(log, digest, from, true)
+    if not at then return nil end
+    if (at - 1) % size == size - 8 then return (at - 1 - (size - 8)) / size + 2 end
+    from = at + 1
+  end
+end
+"""
+"""Lua: the version a request produced, if its digest is in the game's log (at
+a record's digest offset), else nil."""
+
+_RATE = """
+local function over_rate(key, limit, window)
+  if tonumber(limit) <= 0 then return nil end
+  local n = redis.call('INCR', key)
+  if n == 1 then redis.call('PEXPIRE', key, window) end
+  if n > tonumber(limit) then return redis.call('PTTL', key) end
+  return nil
+end
+"""
+"""Lua: count one more of a player's actions in the window; the ms to wait if
+that is over the limit (0 or less: no limit), else nil."""
+
+_LOAD = (
+    _PRIOR
+    + _RATE
+    + """
+local g = redis.call('HMGET', KEYS[1], 'v', 's', 'm', 'd', 'c')
 if not g[1] then return {0} end
 if ARGV[1] ~= '' then
-  local prior = redis.call('HGET', KEYS[2], ARGV[1])
-  if prior then return {1, g[1], g[2], g[3], g[4] or '', prior} end
+  local before = prior(redis.call('GET', KEYS[2]) or '', ARGV[1], g[5])
+  if before then return {1, g[1], g[2], g[3], g[4] or '', before} end
 end
-local limit = tonumber(ARGV[2])
-if limit > 0 then
-  local n = redis.call('INCR', KEYS[3])
-  if n == 1 then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
-  if n > limit then return {2, redis.call('PTTL', KEYS[3])} end
-end
+local wait = over_rate(KEYS[3], ARGV[2], ARGV[3])
+if wait then return {2, wait} end
 return {1, g[1], g[2], g[3], g[4] or '', ''}
 """
+)
 
-_COMMIT = """
-local v = redis.call('HGET', KEYS[1], 'v')
+_COMMIT = (
+    _PRIOR
+    + _RATE
+    + """
+local g = redis.call('HMGET', KEYS[1], 'v', 'c')
+local v = g[1]
 if not v then return {0} end
 if ARGV[4] ~= '' then
-  local prior = redis.call('HGET', KEYS[2], ARGV[4])
-  if prior then return {3, prior} end
+  local before = prior(redis.call('GET', KEYS[2]) or '', ARGV[4], g[2])
+  if before then return {3, before} end
 end
+local wait = over_rate(KEYS[4], ARGV[10], ARGV[11])
+if wait then return {4, wait} end
 if tonumber(v) ~= tonumber(ARGV[1]) then return {2} end
 local nv = tonumber(v) + 1
 redis.call('HSET', KEYS[1], 'v', nv, 's', ARGV[2])
+redis.call('APPEND', KEYS[2], ARGV[3])
 local d = ARGV[5]
-if d == 'keep' then d = redis.call('HGET', KEYS[1], 'd') or '' end
-redis.call('XADD', KEYS[3], nv .. '-0', 's', ARGV[2], 'e', ARGV[3], 'd', d)
-if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[2], ARGV[4], nv)
-  redis.call('PEXPIRE', KEYS[2], ARGV[7])
-end
-if ARGV[5] == '' then
+if d == 'keep' then
+  d = redis.call('HGET', KEYS[1], 'd') or ''
+elseif d == '' then
   redis.call('HSET', KEYS[1], 'd', '')
-  redis.call('ZREM', KEYS[4], ARGV[6])
-elseif ARGV[5] ~= 'keep' then
-  redis.call('HSET', KEYS[1], 'd', ARGV[5])
-  redis.call('ZADD', KEYS[4], ARGV[5], ARGV[6])
+  redis.call('ZREM', KEYS[3], ARGV[6])
+else
+  redis.call('HSET', KEYS[1], 'd', d)
+  redis.call('ZADD', KEYS[3], d, ARGV[6])
+end
+if ARGV[12] ~= '-' and not g[2] then
+  local log, kept = redis.call('GET', KEYS[2]), {}
+  for at = 1, #log, 16 do
+    kept[#kept + 1] = string.sub(log, at, at + 1) .. string.sub(log, at + 8, at + 15)
+  end
+  redis.call('SET', KEYS[2], table.concat(kept))
+  redis.call('HSET', KEYS[1], 'c', 1)
+  redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[13], '*', 'g', ARGV[6], 'w', ARGV[12])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[7])
-redis.call('PEXPIRE', KEYS[3], ARGV[7])
-redis.call('PUBLISH', ARGV[8], nv)
-return {1, nv}
+redis.call('PEXPIRE', KEYS[2], ARGV[7])
+redis.call('PUBLISH', ARGV[8], nv .. '\\n' .. d .. '\\n' .. ARGV[9])
+return {1, nv, d}
 """
+)
 
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'v', 1, 's', ARGV[1], 'm', ARGV[3], 'd', ARGV[4])
-redis.call('XADD', KEYS[2], '1-0', 's', ARGV[1], 'e', ARGV[2], 'd', ARGV[4])
-if ARGV[4] ~= '' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5]) end
+redis.call('HSET', KEYS[1], 'v', 1, 's', ARGV[1], 'm', ARGV[3], 'd', ARGV[4],
+  'f', ARGV[1], 'e', ARGV[2], 'g', ARGV[4])
+if ARGV[4] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
-redis.call('PEXPIRE', KEYS[2], ARGV[6])
-redis.call('PUBLISH', ARGV[7], 1)
+redis.call('PUBLISH', ARGV[7], '1\\n' .. ARGV[4] .. '\\n' .. ARGV[8])
 return 1
 """
 
-_READ_WITH_LOG = """
-return {redis.call('HMGET', KEYS[1], 'v', 's', 'm', 'd'), redis.call('XRANGE', KEYS[2], '-', '+')}
+_READ_LOG = """
+return {
+  redis.call('HMGET', KEYS[1], 'v', 's', 'm', 'd', 'f', 'e', 'g', 'c'),
+  redis.call('GET', KEYS[2]) or '',
+}
+"""
+
+_APPLIED = """
+return {redis.call('GET', KEYS[2]) or '', redis.call('HGET', KEYS[1], 'c') or ''}
 """
 
 _CLAIM = """
@@ -148,7 +215,8 @@ class RedisGameStore:
         self._commit = script(redis, _COMMIT)
         self._create = script(redis, _CREATE)
         self._claim = script(redis, _CLAIM)
-        self._read_with_log = script(redis, _READ_WITH_LOG)
+        self._read_log = script(redis, _READ_LOG)
+        self._applied = script(redis, _APPLIED)
 
     @_reachable
     @timed("create")
@@ -158,7 +226,7 @@ class RedisGameStore:
         """Write version 1; False if the game already exists."""
         k = Keys(game_id)
         created = await self._create(
-            keys=[k.game, k.events, k.deadlines],
+            keys=[k.game, k.deadlines],
             args=[
                 state,
                 events,
@@ -167,6 +235,7 @@ class RedisGameStore:
                 game_id,
                 self._ttl_ms,
                 keys.channel(game_id),
+                publication.tail("", state, events),
             ],
         )
         return bool(created)
@@ -179,8 +248,8 @@ class RedisGameStore:
         """Read for an action. Raises GameMissing or RateLimited."""
         k = Keys(game_id)
         reply = await self._load(
-            keys=[k.game, k.requests, k.rate(kind, player)],
-            args=[request_id, limit, window_ms],
+            keys=[k.game, k.log, k.rate(kind, player)],
+            args=[_digest(request_id), limit, window_ms],
         )
         status = int(reply[0])
         if status == 0:
@@ -200,17 +269,21 @@ class RedisGameStore:
         return _snapshot(*values)
 
     @_reachable
-    @timed("read_with_log")
-    async def read_with_log(self, game_id: str) -> tuple[Snapshot, list[Entry]]:
-        """The game now and its whole event log, read at one instant."""
+    @timed("read_log")
+    async def read_log(self, game_id: str) -> GameLog:
+        """The game now and what rebuilds its every version, at one instant."""
         k = Keys(game_id)
-        values, raw = await self._read_with_log(keys=[k.game, k.events])
+        values, records = await self._read_log(keys=[k.game, k.log])
         if values[0] is None:
             raise GameMissing(game_id)
-        return _snapshot(*values), [
-            _entry(entry_id, dict(zip(flat[::2], flat[1::2], strict=True)))
-            for entry_id, flat in raw
-        ]
+        return GameLog(
+            snapshot=_snapshot(*values[:4]),
+            first_state=bytes(values[4] or b""),
+            first_events=bytes(values[5] or b""),
+            first_deadline_ms=int(values[6]) if values[6] else None,
+            records=bytes(records),
+            finished=bool(values[7]),
+        )
 
     @_reachable
     @timed("commit")
@@ -221,56 +294,68 @@ class RedisGameStore:
         expected_version: int,
         state: bytes,
         events: bytes,
+        record: bytes,
         request_id: str,
         deadline_ms: int | None,
         finished: bool = False,
-    ) -> int:
-        """Compare-and-set: write the next version and return it.
+        winner: int | None = None,
+        rate: tuple[str, str, int, int] | None = None,
+    ) -> Entry:
+        """Compare-and-set: write the next version and return its entry, in one
+        round trip (request id, rate count, version check, state, action record,
+        deadline, ended-games stream and publication in one script).
 
         ``deadline_ms``: the new deadline, None for none, KEEP_DEADLINE to keep it.
-        ``finished``: this version ends the game (its keys get the finished TTL).
-        Raises GameMissing, VersionConflict, or AlreadyApplied when the request id
-        was applied meanwhile (a retry racing its original).
+        ``finished``: this version ends the game (its keys get the finished TTL;
+        its end, won by ``winner``, goes to the shard's ended-games stream).
+        ``rate``: (player, kind, limit, window ms) to count in the same step.
+        Raises GameMissing, VersionConflict, RateLimited, or AlreadyApplied when
+        the request id was applied before.
         """
         k = Keys(game_id)
+        player, kind, limit, window_ms = rate or ("", "a", 0, 0)
         reply = await self._commit(
-            keys=[k.game, k.requests, k.events, k.deadlines],
+            keys=[k.game, k.log, k.deadlines, k.rate(kind, player), k.ended],
             args=[
                 expected_version,
                 state,
-                events,
-                request_id,
+                record,
+                _digest(request_id),
                 _deadline_arg(deadline_ms),
                 game_id,
                 self._finished_ttl_ms if finished else self._ttl_ms,
                 keys.channel(game_id),
+                publication.tail(request_id, state, events),
+                limit,
+                window_ms,
+                ("" if winner is None else "AB"[winner]) if finished else "-",
+                ENDED_MAXLEN,
             ],
         )
         status = int(reply[0])
         if status == 1:
-            return int(reply[1])
+            deadline = reply[2]
+            return Entry(
+                int(reply[1]), state, events, int(deadline) if deadline else None, request_id
+            )
         if status == 0:
             raise GameMissing(game_id)
         if status == 3:
             raise AlreadyApplied(int(reply[1]))
+        if status == 4:
+            raise RateLimited(max(int(reply[1]), 1))
         raise VersionConflict(game_id)
 
     @_reachable
-    @timed("entries")
-    async def entries(
-        self, game_id: str, after_version: int, count: int | None = None
-    ) -> list[Entry]:
-        """The event log's versions after ``after_version``, oldest first."""
-        raw = await self.redis.xrange(
-            Keys(game_id).events, min=f"{after_version + 1}-0", max="+", count=count
-        )
-        return [_entry(entry_id, fields) for entry_id, fields in raw]
-
-    @_reachable
-    @timed("entry")
-    async def entry(self, game_id: str, version: int) -> Entry | None:
-        raw = await self.redis.xrange(Keys(game_id).events, min=f"{version}-0", max=f"{version}-0")
-        return _entry(*raw[0]) if raw else None
+    @timed("applied_version")
+    async def applied_version(self, game_id: str, request: str) -> int | None:
+        """The version a request key produced, if its digest is in the game's log."""
+        if not request:
+            return None
+        k = Keys(game_id)
+        log, finished = await self._applied(keys=[k.game, k.log])
+        size = FINISHED_RECORD_BYTES if finished else RECORD_BYTES
+        return digest_version(bytes(log or b""), request_digest(request), size)
 
     @_reachable
     @timed("due")
@@ -310,7 +395,6 @@ class RedisGameStore:
         return sum(counts)
 
 
-def _entry(entry_id: bytes, fields: dict[bytes, bytes]) -> Entry:
-    version = int(entry_id.split(b"-", 1)[0])
-    deadline = fields.get(b"d")
-    return Entry(version, fields[b"s"], fields[b"e"], int(deadline) if deadline else None)
+def _digest(request: str) -> bytes:
+    """A request key's digest as the scripts look for it (empty: no request id)."""
+    return request_digest(request) if request else b""

@@ -16,7 +16,7 @@ import grpc
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
 from truc_game.names import game_name, parse_game_name
-from truc_game.ports import VersionFeed
+from truc_game.ports import GameStore, VersionFeed
 from truc_game.service import GameService, NewGame, SeatView, stream_changes
 from truc_protocol.convert import (
     action_from_proto,
@@ -36,6 +36,7 @@ from truc_service.tokens import Identity, TokenVerifier
 from truc_telemetry import logs
 
 from .fanout import PublicViews
+from .play import serve_session
 
 __all__ = ["GameServicer", "add_to_server"]
 
@@ -73,13 +74,22 @@ def add_to_server(servicer: GameServicer, server: grpc.aio.Server) -> None:
             request_deserializer=lenient(game_service_pb2.WatchGameRequest.FromString),
             response_serializer=game_service_pb2.WatchGameResponse.SerializeToString,
         ),
+        # Play's responses are serialized PlayResponse bytes already (api.play).
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play,
+            request_deserializer=lenient(game_service_pb2.PlayRequest.FromString),
+            response_serializer=bytes,
+        ),
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(_SERVICE, handlers),))
 
 
 class GameServicer(game_service_pb2_grpc.GameServiceServicer):
-    def __init__(self, service: GameService, hub: VersionFeed, verifier: TokenVerifier) -> None:
+    def __init__(
+        self, service: GameService, store: GameStore, hub: VersionFeed, verifier: TokenVerifier
+    ) -> None:
         self._service = service
+        self._store = store
         self._hub = hub
         self._verifier = verifier
         self._public = PublicViews()
@@ -203,3 +213,18 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
             if view.events:
                 response.MergeFromString(watch_events_bytes(view.events, seat_view.version))
             yield response
+
+    async def Play(  # type: ignore[override]  # noqa: N802 - responses are written as bytes
+        self,
+        request_iterator: AsyncIterator[game_service_pb2.PlayRequest | None],
+        context: Context,
+    ) -> None:
+        await serve_session(
+            service=self._service,
+            store=self._store,
+            feed=self._hub,
+            public=self._public,
+            identify=self._identity,
+            requests=request_iterator,
+            context=context,
+        )
