@@ -22,7 +22,7 @@ import pytest
 import redis
 from truc.v1 import lobby_pb2, lobby_service_pb2
 
-from tests.service.conftest import Metadata, Replica, free_port
+from tests.service.conftest import Metadata, Replica
 from truc_dev_redis import RedisServer
 from truc_lobby.matcher import CREATE_TIMEOUT_S
 from truc_lobby.store import ACTIVE, CLAIMS, QUEUE, player_key, ticket_key
@@ -268,31 +268,6 @@ def test_a_player_held_by_an_ended_game_nobody_follows_can_queue_again(
         assert reply.ticket.state == lobby_pb2.TICKET_STATE_QUEUED
     except grpc.RpcError as exc:
         raise AssertionError(f"the player is still held: {exc.details()}") from None
-    finally:
-        stack.stop()
-        client.close()
-
-
-def test_a_follow_broken_by_a_dead_game_replica_is_taken_up_again_at_once(
-    own_redis: RedisServer,
-) -> None:
-    """The results follower's watch breaks when its game replica dies: it gives
-    its lease back, and a follower watches the game again within seconds (not
-    when the 30 s lease would have run out)."""
-    stack = Stack(own_redis.url, game_port=str(free_port()), TRUC_BOT_WAIT_SECONDS="0")
-    client = Peek(own_redis.url)
-    try:
-        _, tickets, _ = queue_six(stack)
-        wait_for("the table is seated", lambda: states(client, tickets) == ["MATCHED"] * 6)
-        game = client.field(ticket_key(tickets[0]), "g")
-        wait_for("a follower leases the game", lambda: client.score(ACTIVE, game) > 0)
-        first_lease = client.score(ACTIVE, game)
-        stack.restart_game(0.5)
-        wait_for(
-            "a follower leases the game again",
-            lambda: client.score(ACTIVE, game) > first_lease + 500,
-            timeout=15,
-        )
     finally:
         stack.stop()
         client.close()

@@ -7,6 +7,11 @@ switch and the JWT key rules of every truc service).
 |---|---|---|
 | ``REDIS_URL`` | (required) | the lobby's Redis (the game service's may be another) |
 | | | ``redis+cluster://`` / ``rediss+cluster://``: a Redis Cluster (``truc_redis.connection``) |
+| ``TRUC_GAME_REDIS_URL`` | ``REDIS_URL`` | the game service's Redis (its ended-games streams) |
+| ``TRUC_RESULTS_CLAIM_SECONDS`` | ``30`` | a game end read by a replica that died before |
+| | | acknowledging it is taken over by another after this |
+| ``TRUC_RESULTS_RECHECK_SECONDS`` | ``300`` | how often the safety sweep asks the game service |
+| | | about a game still followed (an end missing from the streams) |
 | ``TRUC_LOBBY_HOST``, ``_PORT`` | ``127.0.0.1``, ``50052`` | where to listen (0: any port) |
 | ``TRUC_GAME_ADDRESS`` | ``127.0.0.1:50051`` | the game service |
 | ``TRUC_DEV_MODE`` | ``0`` | ``1`` allows the built-in development JWT secret |
@@ -63,6 +68,14 @@ class Settings(SignedSettings):
     service: ClassVar[str] = "truc-lobby"
 
     redis_url: str = Field(validation_alias="REDIS_URL")
+    game_redis_url: str | None = Field(None, validation_alias="TRUC_GAME_REDIS_URL")
+    """The game service's Redis (its ended-games streams), when not ``redis_url``."""
+    results_claim_seconds: float = Field(
+        30.0, ge=0.05, le=3600, validation_alias="TRUC_RESULTS_CLAIM_SECONDS"
+    )
+    results_recheck_seconds: float = Field(
+        300.0, ge=0.1, le=86400, validation_alias="TRUC_RESULTS_RECHECK_SECONDS"
+    )
     host: str = Field("127.0.0.1", validation_alias="TRUC_LOBBY_HOST")
     port: int = Field(50052, ge=0, le=65535, validation_alias="TRUC_LOBBY_PORT")
     game_address: str = Field("127.0.0.1:50051", validation_alias="TRUC_GAME_ADDRESS")

@@ -71,6 +71,8 @@ class LobbyServer:
     bots: BotRunner
     results: ResultsFollower
     health: Any
+    ends: RedisClient | None = None
+    """The game service's Redis (the ended-games streams) when it is not ``redis``."""
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     stop_metrics: Callable[[], None] | None = None
 
@@ -109,6 +111,8 @@ class LobbyServer:
         await self.hub.stop()
         await self.game_channel.close(None)
         await self.redis.aclose()
+        if self.ends is not None:
+            await self.ends.aclose()
         if self.subscriber is not self.redis:
             await self.subscriber.aclose()
         if self.stop_metrics is not None:
@@ -161,12 +165,21 @@ def build_server(settings: Settings) -> LobbyServer:
     game = game_service_pb2_grpc.GameServiceStub(game_channel)
     pubsub = subscriber(settings.redis_url, redis)
     hub = TicketHub(pubsub)
+    # The ended-games streams live in the game service's Redis.
+    ends = (
+        connect(settings.game_redis_url, max_connections=8)
+        if settings.game_redis_url and settings.game_redis_url != settings.redis_url
+        else None
+    )
     results = ResultsFollower(
         redis,
         game,
         tokens,
         default_rating=settings.default_rating,
         history_seconds=settings.history_seconds,
+        ends=ends,
+        claim_idle_ms=int(settings.results_claim_seconds * 1000),
+        recheck_ms=int(settings.results_recheck_seconds * 1000),
     )
     service = LobbyService(
         store, tokens, GameHistory(redis), results, default_rating=settings.default_rating
@@ -215,6 +228,7 @@ def build_server(settings: Settings) -> LobbyServer:
         BotRunner(redis, game),
         results,
         health_servicer,
+        ends,
     )
 
 

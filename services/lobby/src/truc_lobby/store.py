@@ -79,7 +79,8 @@ BOT_JOBS: Final = f"{P}:bots"
 CLAIMS: Final = f"{P}:claims"
 """Claimed tables not yet seated (or put back): claim id -> lease expiry (ms)."""
 ACTIVE: Final = f"{P}:active"
-"""Games being followed for their result: game id -> lease expiry (ms; 0: free)."""
+"""Games whose result the lobby awaits: game id -> when the results sweep looks at
+it next (ms; 0: just seated)."""
 CHANNEL_PREFIX: Final = "truc:lobby:ticket:"
 
 
