@@ -5,6 +5,7 @@ deals, and the real service's replicas."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -234,13 +235,70 @@ class _DroppingCall:
         return self._call.cancel()
 
 
+class _FlakySession:
+    """A Play call whose network misbehaves (see :class:`FlakyStub`)."""
+
+    def __init__(
+        self,
+        owner: FlakyStub,
+        call: grpc.aio.StreamStreamCall[
+            game_service_pb2.PlayRequest, game_service_pb2.PlayResponse
+        ],
+    ) -> None:
+        self._owner = owner
+        self._call = call
+        self._left = owner.drop_every
+        self._broken = False
+
+    def _break(self, what: str) -> grpc.aio.AioRpcError:
+        self._broken = True
+        self._call.cancel()
+        return _unavailable(what)
+
+    async def write(self, request: game_service_pb2.PlayRequest) -> None:
+        if self._broken:
+            raise _unavailable("the test broke the stream")
+        if not request.HasField("action"):
+            await self._call.write(request)
+            return
+        owner = self._owner
+        owner.submits += 1
+        n = owner.submits
+        if n % owner.fail_every == 0:
+            raise self._break("the test failed the action before it left")
+        if n % owner.stale_every == 0:
+            stale = game_service_pb2.PlayRequest()
+            stale.CopyFrom(request)
+            stale.action.etag = "1"
+            request = stale
+        await self._call.write(request)
+        if n % owner.lose_every == 0:
+            self._break("the test lost the answer")  # the next read fails
+
+    async def read(self) -> object:
+        if self._broken:
+            raise _unavailable("the test broke the stream")
+        if self._left == 0:
+            raise self._break("the test dropped the stream")
+        self._left -= 1
+        return await self._call.read()
+
+    async def done_writing(self) -> None:
+        await self._call.done_writing()
+
+    def cancel(self) -> bool:
+        return self._call.cancel()
+
+
 class FlakyStub:
     """A game-service stub whose network misbehaves on purpose, over a real stub.
 
-    Every ``drop_every``-th WatchGame message the stream breaks; of the
-    SubmitAction calls, every ``fail_every``-th fails before reaching the
-    service, every ``lose_every``-th is applied but its answer is lost, and
-    every ``stale_every``-th carries a stale etag (the service answers ABORTED).
+    Every ``drop_every``-th message of a WatchGame or Play stream the stream
+    breaks; of the actions (SubmitAction calls, or actions sent on a session),
+    every ``fail_every``-th fails before reaching the service (a session
+    breaks), every ``lose_every``-th is applied but its answer is lost (a
+    session breaks right after sending it), and every ``stale_every``-th
+    carries a stale etag (the service answers ABORTED, or refuses it).
     """
 
     def __init__(
@@ -254,27 +312,33 @@ class FlakyStub:
     ) -> None:
         self._stub = stub
         self.GetGame = stub.GetGame
-        self._drop_every = drop_every
-        self._fail_every = fail_every
-        self._lose_every = lose_every
-        self._stale_every = stale_every
+        self.drop_every = drop_every
+        self.fail_every = fail_every
+        self.lose_every = lose_every
+        self.stale_every = stale_every
         self.submits = 0
+        """Actions sent (SubmitAction calls, or actions written on sessions)."""
         self.watches = 0
+        """Streams opened (WatchGame, or Play)."""
 
     def WatchGame(  # noqa: N802 - the stub's method name
         self, request: game_service_pb2.WatchGameRequest, **kwargs: Any
     ) -> _DroppingCall:
         self.watches += 1
-        return _DroppingCall(self._stub.WatchGame(request, **kwargs), self._drop_every)
+        return _DroppingCall(self._stub.WatchGame(request, **kwargs), self.drop_every)
+
+    def Play(self, **kwargs: Any) -> _FlakySession:  # noqa: N802 - the stub's method name
+        self.watches += 1
+        return _FlakySession(self, self._stub.Play(**kwargs))
 
     async def SubmitAction(  # noqa: N802 - the stub's method name
         self, request: game_service_pb2.SubmitActionRequest, **kwargs: Any
     ) -> game_service_pb2.SubmitActionResponse:
         self.submits += 1
         n = self.submits
-        if n % self._fail_every == 0:
+        if n % self.fail_every == 0:
             raise _unavailable("the test failed the call")
-        if n % self._stale_every == 0:
+        if n % self.stale_every == 0:
             stale = game_service_pb2.SubmitActionRequest()
             stale.CopyFrom(request)
             stale.etag = "1"
@@ -282,9 +346,50 @@ class FlakyStub:
         reply: game_service_pb2.SubmitActionResponse = await self._stub.SubmitAction(
             request, **kwargs
         )
-        if n % self._lose_every == 0:
+        if n % self.lose_every == 0:
             raise _unavailable("the test lost the answer")
         return reply
+
+    def as_stub(self) -> GameServiceAsyncStub:
+        return cast("GameServiceAsyncStub", self)
+
+
+class CountingStub:
+    """A real game-service stub that counts the calls made through it, by method."""
+
+    def __init__(self, stub: GameServiceAsyncStub) -> None:
+        self._stub = stub
+        self.calls: Counter[str] = Counter()
+
+    async def GetGame(  # noqa: N802 - the stub's method name
+        self, request: game_service_pb2.GetGameRequest, **kwargs: Any
+    ) -> game_service_pb2.GetGameResponse:
+        self.calls["GetGame"] += 1
+        reply: game_service_pb2.GetGameResponse = await self._stub.GetGame(request, **kwargs)
+        return reply
+
+    async def SubmitAction(  # noqa: N802 - the stub's method name
+        self, request: game_service_pb2.SubmitActionRequest, **kwargs: Any
+    ) -> game_service_pb2.SubmitActionResponse:
+        self.calls["SubmitAction"] += 1
+        reply: game_service_pb2.SubmitActionResponse = await self._stub.SubmitAction(
+            request, **kwargs
+        )
+        return reply
+
+    def WatchGame(  # noqa: N802 - the stub's method name
+        self, request: game_service_pb2.WatchGameRequest, **kwargs: Any
+    ) -> grpc.aio.UnaryStreamCall[
+        game_service_pb2.WatchGameRequest, game_service_pb2.WatchGameResponse
+    ]:
+        self.calls["WatchGame"] += 1
+        return self._stub.WatchGame(request, **kwargs)
+
+    def Play(  # noqa: N802 - the stub's method name
+        self, **kwargs: Any
+    ) -> grpc.aio.StreamStreamCall[game_service_pb2.PlayRequest, game_service_pb2.PlayResponse]:
+        self.calls["Play"] += 1
+        return self._stub.Play(**kwargs)
 
     def as_stub(self) -> GameServiceAsyncStub:
         return cast("GameServiceAsyncStub", self)

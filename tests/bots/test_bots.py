@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from truc_protocol.convert import action_from_proto
 from truc_rules import GameState, Prompt, apply_action
 from truc_service.tokens import issue_token
 
-from .conftest import FlakyStub, engine_view, play_match, random_states
+from .conftest import CountingStub, FlakyStub, engine_view, play_match, random_states
 
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
@@ -206,30 +207,37 @@ async def _play_bots(
     tokens: Sequence[str],
     policies: Sequence[Policy],
     flaky: list[FlakyStub] | None,
-) -> tuple[list[game_pb2.GameView], list[BotPlayer], game_pb2.GameView]:
-    """Six bots, seat i on replica i % 2; their final views, the bots, the referee's view.
+    *,
+    session: bool,
+) -> tuple[list[game_pb2.GameView], list[BotPlayer], game_pb2.GameView, Counter[str]]:
+    """Six bots, seat i on replica i % 2; their final views, the bots, the
+    referee's view, and the calls the bots made (by method).
 
     With ``flaky`` (a list to fill), each bot's network misbehaves (a FlakyStub).
     """
     channels = [grpc.aio.insecure_channel(r.address) for r in replicas]
     try:
         stubs = [game_service_pb2_grpc.GameServiceStub(c) for c in channels]
+        counting: list[CountingStub] = []
         seat_stubs: list[GameServiceAsyncStub] = []
         for seat in range(6):
-            stub = stubs[seat % len(stubs)]
+            counting.append(CountingStub(stubs[seat % len(stubs)]))
+            stub = counting[-1].as_stub()
             if flaky is not None:
                 flaky.append(FlakyStub(stub))
                 stub = flaky[-1].as_stub()
             seat_stubs.append(stub)
         bots = [
-            BotPlayer(seat_stubs[seat], name, tokens[seat], policies[seat], backoff=0.01)
+            BotPlayer(
+                seat_stubs[seat], name, tokens[seat], policies[seat], session=session, backoff=0.01
+            )
             for seat in range(6)
         ]
         finals = await asyncio.wait_for(asyncio.gather(*(b.run() for b in bots)), MATCH_TIMEOUT)
         referee = await stubs[0].GetGame(
             game_service_pb2.GetGameRequest(name=name), metadata=SPECTATOR, timeout=10
         )
-        return list(finals), bots, referee.game
+        return list(finals), bots, referee.game, sum((c.calls for c in counting), Counter())
     finally:
         for channel in channels:
             await channel.close(None)
@@ -239,6 +247,8 @@ def _bot_match(
     replicas: Sequence[Replica],
     policies: Sequence[Policy],
     flaky: list[FlakyStub] | None = None,
+    *,
+    session: bool = True,
 ) -> tuple[float, list[BotPlayer]]:
     """Six bots play a match on the service; every check of the result; the seconds taken."""
     players = new_players()
@@ -248,7 +258,9 @@ def _bot_match(
     first_version = int(created.game.etag)
     tokens = [issue_token(SECRET, player, ttl_seconds=600) for player in players]
     began = time.monotonic()
-    finals, bots, referee = asyncio.run(_play_bots(replicas, name, tokens, policies, flaky))
+    finals, bots, referee, calls = asyncio.run(
+        _play_bots(replicas, name, tokens, policies, flaky, session=session)
+    )
     took = time.monotonic() - began
 
     assert referee.finished and referee.phase == game_pb2.PHASE_MATCH_OVER
@@ -266,12 +278,25 @@ def _bot_match(
     assert not [e for e in referee.events if e.HasField("turn_timed_out")]
     ended = [e.match_ended for e in referee.events if e.HasField("match_ended")]
     assert [m.winner for m in ended] == [referee.winner]
+    # A session bot acts on its session (never a unary SubmitAction) and follows
+    # the game on it (never a WatchGame); a unary bot opens no session.
+    if session:
+        assert calls["SubmitAction"] == 0 and calls["WatchGame"] == 0, calls
+        assert calls["Play"] >= 6, calls
+    else:
+        assert calls["Play"] == 0 and calls["SubmitAction"] >= sum(b.actions for b in bots)
+    assert calls["GetGame"] >= 6, calls  # each bot reads where the game is, first
     return took, bots
 
 
-def test_six_heuristic_bots_play_a_match_through_the_service(replicas: list[Replica]) -> None:
+def test_six_heuristic_bots_play_a_match_over_sessions(replicas: list[Replica]) -> None:
     took, bots = _bot_match(replicas, [HeuristicPolicy(seat) for seat in range(6)])
-    print(f"heuristic bots: {sum(b.actions for b in bots)} actions in {took:.1f} s")
+    print(f"heuristic bots, sessions: {sum(b.actions for b in bots)} actions in {took:.1f} s")
+
+
+def test_six_heuristic_bots_play_a_match_with_unary_calls(replicas: list[Replica]) -> None:
+    took, bots = _bot_match(replicas, [HeuristicPolicy(seat) for seat in range(6)], session=False)
+    print(f"heuristic bots, unary: {sum(b.actions for b in bots)} actions in {took:.1f} s")
 
 
 def test_six_random_bots_play_a_match_through_the_service(replicas: list[Replica]) -> None:
@@ -279,12 +304,15 @@ def test_six_random_bots_play_a_match_through_the_service(replicas: list[Replica
     print(f"random bots: {sum(b.actions for b in bots)} actions in {took:.1f} s")
 
 
-def test_bots_finish_a_match_over_a_flaky_network(replicas: list[Replica]) -> None:
+@pytest.mark.parametrize("session", [True, False], ids=["session", "unary"])
+def test_bots_finish_a_match_over_a_flaky_network(replicas: list[Replica], session: bool) -> None:
     """Dropped streams resume after the last version, lost answers are retried with
     the same request id (applied once: the action count matches the versions), and
-    stale etags are refreshed with GetGame."""
+    stale etags are refreshed (with GetGame, or on the session)."""
     flaky: list[FlakyStub] = []
-    took, bots = _bot_match(replicas, [HeuristicPolicy(10 + seat) for seat in range(6)], flaky)
+    took, bots = _bot_match(
+        replicas, [HeuristicPolicy(10 + seat) for seat in range(6)], flaky, session=session
+    )
     assert sum(s.watches for s in flaky) > 6 and sum(b.reconnects for b in bots) > 0
     assert sum(s.submits for s in flaky) > sum(b.actions for b in bots)
     print(f"flaky network: {sum(b.actions for b in bots)} actions in {took:.1f} s")

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import grpc
+import pytest
 import redis.asyncio
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
@@ -77,34 +78,82 @@ class Rewinder:
                 self.rewound = await self._rewind.restore()
 
 
+class _RewindingSession:
+    """A real Play call whose actions let the :class:`Rewinder` act first."""
+
+    def __init__(
+        self,
+        owner: RewindingStub,
+        call: grpc.aio.StreamStreamCall[
+            game_service_pb2.PlayRequest, game_service_pb2.PlayResponse
+        ],
+    ) -> None:
+        self._owner = owner
+        self._call = call
+
+    async def write(self, request: game_service_pb2.PlayRequest) -> None:
+        owner = self._owner
+        if request.HasField("open"):
+            owner.watched.append((request.open.after_version, owner.rewinder.rewound is not None))
+        elif request.HasField("action"):
+            await owner.rewinder.before_submit(request.action.etag)
+            if owner.rewinder.rewound is not None:
+                owner.sent_after_rewind.add(request.action.request_id)
+        await self._call.write(request)
+
+    async def read(self) -> object:
+        message = await self._call.read()
+        owner = self._owner
+        if (
+            isinstance(message, game_service_pb2.PlayResponse)
+            and message.request_id in owner.sent_after_rewind
+            and not message.HasField("refused")
+        ):
+            owner.sent_after_rewind.discard(message.request_id)  # answered once
+            owner.applied_after_rewind += 1
+        return message
+
+    async def done_writing(self) -> None:
+        await self._call.done_writing()
+
+    def cancel(self) -> bool:
+        return self._call.cancel()
+
+
 class RewindingStub:
-    """A real game stub whose SubmitAction lets the :class:`Rewinder` act first;
-    it also notes the ``after_version`` of every WatchGame it opens."""
+    """A real game stub whose actions (SubmitAction calls, or actions on a Play
+    session) let the :class:`Rewinder` act first; it also notes the
+    ``after_version`` of every WatchGame or Play session it opens."""
 
     def __init__(self, stub: GameServiceAsyncStub, rewinder: Rewinder) -> None:
         self._stub = stub
-        self._rewinder = rewinder
+        self.rewinder = rewinder
         self.GetGame = stub.GetGame
         self.watched: list[tuple[int, bool]] = []
-        """Each WatchGame opened: its after_version, and whether the rewind had struck."""
+        """Each stream opened: its after_version, and whether the rewind had struck."""
         self.applied_after_rewind = 0
         """Actions the service applied that were sent after the rewind."""
+        self.sent_after_rewind: set[str] = set()
+        """Request ids of session actions sent after the rewind, not yet applied."""
 
     def WatchGame(  # noqa: N802 - the stub's method name
         self, request: game_service_pb2.WatchGameRequest, **kwargs: Any
     ) -> StreamCall:
-        self.watched.append((request.after_version, self._rewinder.rewound is not None))
+        self.watched.append((request.after_version, self.rewinder.rewound is not None))
         call: StreamCall = self._stub.WatchGame(request, **kwargs)
         return call
+
+    def Play(self, **kwargs: Any) -> _RewindingSession:  # noqa: N802 - the stub's method name
+        return _RewindingSession(self, self._stub.Play(**kwargs))
 
     async def SubmitAction(  # noqa: N802 - the stub's method name
         self, request: game_service_pb2.SubmitActionRequest, **kwargs: Any
     ) -> game_service_pb2.SubmitActionResponse:
-        await self._rewinder.before_submit(request.etag)
+        await self.rewinder.before_submit(request.etag)
         reply: game_service_pb2.SubmitActionResponse = await self._stub.SubmitAction(
             request, **kwargs
         )
-        if self._rewinder.rewound is not None:
+        if self.rewinder.rewound is not None:
             self.applied_after_rewind += 1
         return reply
 
@@ -113,7 +162,13 @@ class RewindingStub:
 
 
 async def _six_bots(
-    replicas: Sequence[Replica], redis_url: str, name: str, first: int, tokens: Sequence[str]
+    replicas: Sequence[Replica],
+    redis_url: str,
+    name: str,
+    first: int,
+    tokens: Sequence[str],
+    *,
+    session: bool,
 ) -> tuple[list[game_pb2.GameView], list[BotPlayer], game_pb2.GameView, Rewinder]:
     db = redis.asyncio.Redis.from_url(redis_url)
     channels = [grpc.aio.insecure_channel(r.address) for r in replicas]
@@ -128,6 +183,7 @@ async def _six_bots(
                 name,
                 tokens[seat],
                 HeuristicPolicy(40 + seat),
+                session=session,
                 backoff=0.01,
                 idle_timeout=IDLE,
             )
@@ -144,8 +200,12 @@ async def _six_bots(
         await db.aclose()
 
 
+MODES = pytest.mark.parametrize("session", [True, False], ids=["session", "unary"])
+
+
+@MODES
 def test_six_bots_finish_a_match_after_redis_loses_its_last_writes(
-    replicas: list[Replica], redis_server: RedisServer
+    replicas: list[Replica], redis_server: RedisServer, session: bool
 ) -> None:
     players = new_players()
     with grpc.insecure_channel(replicas[0].address) as channel:
@@ -154,7 +214,7 @@ def test_six_bots_finish_a_match_after_redis_loses_its_last_writes(
     tokens = [issue_token(SECRET, player, ttl_seconds=600) for player in players]
 
     finals, bots, referee, rewinder = asyncio.run(
-        _six_bots(replicas, redis_server.url, created.name, first, tokens)
+        _six_bots(replicas, redis_server.url, created.name, first, tokens, session=session)
     )
 
     # The game did go back LOST versions...
@@ -213,7 +273,14 @@ async def _drive(
 
 
 async def _one_bot(
-    address: str, redis_url: str, name: str, first: int, tokens: Sequence[str], *, seat: int
+    address: str,
+    redis_url: str,
+    name: str,
+    first: int,
+    tokens: Sequence[str],
+    *,
+    seat: int,
+    session: bool,
 ) -> tuple[game_pb2.GameView, game_pb2.GameView, RewindingStub, Rewinder]:
     db = redis.asyncio.Redis.from_url(redis_url)
     channel = grpc.aio.insecure_channel(address)
@@ -224,7 +291,13 @@ async def _one_bot(
         # No idle resynchronisation within the test: only the refusal can tell the
         # bot where the game went, and its watch must follow from there.
         bot = BotPlayer(
-            watched, name, tokens[seat], HeuristicPolicy(seat), backoff=0.01, idle_timeout=600
+            watched,
+            name,
+            tokens[seat],
+            HeuristicPolicy(seat),
+            session=session,
+            backoff=0.01,
+            idle_timeout=600,
         )
         final, referee = await asyncio.wait_for(
             asyncio.gather(bot.run(), _drive(stub, name, tokens, seat)), MATCH_TIMEOUT / 3
@@ -235,13 +308,14 @@ async def _one_bot(
         await db.aclose()
 
 
+@MODES
 def test_a_refused_bot_adopts_the_older_view_and_watches_from_there(
-    replicas: list[Replica], redis_server: RedisServer
+    replicas: list[Replica], redis_server: RedisServer, session: bool
 ) -> None:
     """The bot acting when the loss strikes gets STALE_ETAG for a version that is
-    gone: it takes the server's older view, reopens its watch after the server's
-    version (one after the lost version would stay silent until the game passed
-    it again) and plays the deal out with the others."""
+    gone: it takes the server's older view, reopens its session (or watch)
+    after the server's version (one after the lost version would stay silent
+    until the game passed it again) and plays the deal out with the others."""
     seat = 2
     players = new_players()
     with grpc.insecure_channel(replicas[0].address) as channel:
@@ -250,7 +324,15 @@ def test_a_refused_bot_adopts_the_older_view_and_watches_from_there(
     tokens = [issue_token(SECRET, player, ttl_seconds=600) for player in players]
 
     final, referee, watched, rewinder = asyncio.run(
-        _one_bot(replicas[0].address, redis_server.url, created.name, first, tokens, seat=seat)
+        _one_bot(
+            replicas[0].address,
+            redis_server.url,
+            created.name,
+            first,
+            tokens,
+            seat=seat,
+            session=session,
+        )
     )
 
     assert rewinder.snapshot is not None and rewinder.rewound is not None

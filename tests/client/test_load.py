@@ -35,16 +35,12 @@ def _truc_load(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[s
     )
 
 
-def test_a_short_run_plays_whole_games_and_reports_them(
-    stack: Stack,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "report.json"
-    done = _truc_load(
+def _short_run(services: Stack, path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return _truc_load(
         "--lobby",
-        stack.lobbies[0].address,
+        services.lobbies[0].address,
         "--game",
-        stack.game.address,
+        services.game.address,
         "--players",
         "12",
         "--games",
@@ -55,7 +51,12 @@ def test_a_short_run_plays_whole_games_and_reports_them(
         "1",
         "--report",
         str(path),
+        *extra,
     )
+
+
+def _sound_report(done: subprocess.CompletedProcess[str], path: Path) -> LoadReport:
+    """The run succeeded and its report is whole and consistent."""
     assert done.returncode == 0, done.stdout + done.stderr
     raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     report = read_report(path)  # the file follows the schema, field by field
@@ -71,23 +72,65 @@ def test_a_short_run_plays_whole_games_and_reports_them(
     assert report.queue_to_seated_ms.count >= 12
     assert report.errors.fatal == 0, report.errors
     assert report.ok is True
-    rpcs = report.rpcs
-    # No error on the way in or in play. (At the stop a CancelTicket may race the
-    # matcher and find its ticket matched already: that is the run ending, counted.)
-    for method in ("SignInGuest", "CreateTicket", "WatchTicket", "GetGame", "SubmitAction"):
-        assert rpcs[method].errors == {}, method
-    for method in ("SubmitAction", "WatchGame", "CreateTicket"):
-        latency = rpcs[method].latency_ms
+    # No error on the way in. (At the stop a CancelTicket may race the matcher
+    # and find its ticket matched already: that is the run ending, counted.)
+    for method in ("SignInGuest", "CreateTicket", "WatchTicket", "GetGame"):
+        assert report.rpcs[method].errors == {}, method
+    assert "games completed" in done.stdout
+    return report
+
+
+def _timed(report: LoadReport, *methods: str) -> None:
+    for method in methods:
+        latency = report.rpcs[method].latency_ms
         assert latency.count > 0, method
         assert 0 < latency.p50 <= latency.p95 <= latency.p99 <= latency.max, method
+
+
+def test_a_short_run_plays_whole_games_over_sessions_and_reports_them(
+    stack: Stack,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "report.json"
+    done = _short_run(stack, path)  # sessions are the default transport
+    report = _sound_report(done, path)
+    raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    assert report.config.transport == "session" and raw["config"]["transport"] == "session"
+    rpcs = report.rpcs
+    assert "SubmitAction" not in rpcs and "WatchGame" not in rpcs  # nothing unary in play
+    _timed(report, "SessionAction", "Play", "CreateTicket")
+    actions = rpcs["SessionAction"]
+    assert actions.ok == report.actions.submitted
+    assert actions.errors == {}
+    assert "messages" not in raw["rpcs"]["SessionAction"]  # a count of streams only
+    # One session per seat and match, each told of (nearly) every action.
+    play = rpcs["Play"]
+    assert play.calls >= 12 and play.errors == {}
+    assert play.messages is not None
+    assert play.latency_ms.count >= 3 * report.actions.submitted
+    assert play.messages >= play.latency_ms.count
+    assert "over Play sessions" in done.stdout and "SessionAction" in done.stdout
+
+
+def test_a_short_run_over_unary_calls_reports_them(
+    stack: Stack,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "report.json"
+    done = _short_run(stack, path, "--transport", "unary")
+    report = _sound_report(done, path)
+    assert report.config.transport == "unary"
+    rpcs = report.rpcs
+    assert "Play" not in rpcs and "SessionAction" not in rpcs
+    assert rpcs["SubmitAction"].errors == {}
+    _timed(report, "SubmitAction", "WatchGame", "CreateTicket")
     assert rpcs["SubmitAction"].ok == report.actions.submitted
-    assert "messages" not in raw["rpcs"]["SubmitAction"]  # a count of streams only
     # Six watchers see each action: nearly every version is timed six times.
     watch = rpcs["WatchGame"]
     assert watch.messages is not None
     assert watch.latency_ms.count >= 3 * report.actions.submitted
     assert watch.messages >= watch.latency_ms.count
-    assert "SubmitAction" in done.stdout and "games completed" in done.stdout
+    assert "over unary calls" in done.stdout and "SubmitAction" in done.stdout
 
 
 def test_a_run_of_partnership_tables_seats_four_players_a_table(
@@ -119,6 +162,13 @@ def test_a_run_of_partnership_tables_seats_four_players_a_table(
     assert report.config.rule_set == "partnership_truc" and report.config.players == 8
     assert report.games.completed >= 2 and report.errors.fatal == 0
     assert report.tickets.seated >= 8
+
+
+def test_the_transport_is_a_flag_and_sessions_are_the_default() -> None:
+    assert parse_args(["--quiet"]).transport == "session"
+    assert parse_args(["--transport", "unary", "--quiet"]).transport == "unary"
+    with pytest.raises(SystemExit):
+        parse_args(["--transport", "carrier-pigeon", "--quiet"])
 
 
 def test_the_table_size_follows_the_rule_set() -> None:

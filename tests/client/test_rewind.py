@@ -1,7 +1,8 @@
-"""TrucClient.watch_game after Redis lost its last writes: the game is back a
-few versions (as after a crash with ``appendfsync everysec``), and a watch after
-a version that no longer exists must follow the server back instead of waiting,
-silent, until the game passes that version again.
+"""TrucClient.watch_game (and a Play session) after Redis lost its last writes:
+the game is back a few versions (as after a crash with ``appendfsync
+everysec``), and a watch after a version that no longer exists must follow the
+server back instead of waiting, silent, until the game passes that version
+again.
 
 The loss is simulated on the real Redis of a real game service: every key of the
 game is copied (DUMP) at one version and put back (DEL + RESTORE) later."""
@@ -24,6 +25,7 @@ from tests.service.conftest import SECRET, Replica, create_game, new_players, re
 from tests.service.rewind import Rewind
 from truc_bots import HeuristicPolicy
 from truc_client.client import TrucClient
+from truc_client.session import Update
 from truc_dev_redis import RedisServer
 from truc_service.tokens import issue_token
 
@@ -240,3 +242,41 @@ def test_a_quiet_watch_notices_the_loss_within_its_idle_timeout(
     lost = list(range(snapshot + 1, snapshot + LOST + 1))
     assert versions == [*lost, snapshot + 1, snapshot + 2]
     assert etags == [str(snapshot + 1), str(snapshot + 2)]
+
+
+# --------------------------------------------------------------------------- a session
+
+
+def test_a_session_resumed_after_a_lost_version_follows_the_server_back(
+    game_service: Replica,
+    redis_server: RedisServer,  # noqa: F811
+) -> None:
+    """The same loss under a Play session: opened after the lost version, it
+    yields the game as it is now (``rewound``, no events), then the versions of
+    its new history, and the seat can act on the server's view."""
+
+    async def main() -> tuple[int, int, list[Update], Update]:
+        async with new_game(game_service, redis_server.url) as game:
+            snapshot = await game.rewind.snapshot()
+            lost = await game.advance(LOST)
+            await game.rewind.restore()
+            got: list[Update] = []
+            async with game.client.session(game.name, after_version=lost) as session:
+                got.append(await asyncio.wait_for(anext(session), WAIT))
+                await game.advance(1)
+                got.append(await asyncio.wait_for(anext(session), WAIT))
+                # Seat 0 acts on the server's view once it is its turn.
+                view = got[-1].view
+                while view.to_act != 0:
+                    await game.advance(1)
+                    view = (await asyncio.wait_for(anext(session), WAIT)).view
+                answer = await session.act(game.policies[0].choose(view), etag=view.etag)
+            return snapshot, lost, got, answer
+
+    snapshot, lost, got, answer = asyncio.run(main())
+    assert lost == snapshot + LOST
+    current, following = got
+    assert current.rewound and current.version == snapshot and not current.events
+    assert current.view.etag == str(snapshot) and current.view.seat == 0
+    assert not following.rewound and following.from_version == following.version == snapshot + 1
+    assert answer.version > snapshot + 1 and answer.request_id

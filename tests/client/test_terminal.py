@@ -1,7 +1,9 @@
 """Terminal play (``truc play``) as a real subprocess against a real stack: a game
 service and two lobbies on Redis, the human's stdin a pipe that keeps answering,
 five bots queued through the lobby by the client, a short match (rule options
-target_score and manches_to_win passed at queue time) and 4-second turns."""
+target_score and manches_to_win passed at queue time) and 4-second turns. The
+human's seat (and the bots') play over Play sessions: the game service's
+metrics count no unary SubmitAction at all."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import IO
 
@@ -96,6 +99,27 @@ def play(
         process.stdout.close()
 
 
+_ACTIONS = re.compile(r'^truc_actions_total\{kind="(\w+)",origin="(\w+)"\} ([0-9.e+]+)$', re.M)
+
+
+def actions_by_origin(services: Stack) -> dict[str, float]:
+    """The game service's applied actions by origin: ``player`` (unary
+    SubmitAction), ``session`` (an action on a Play session), ``deadline``."""
+    assert services.game.metrics_url is not None
+    with urllib.request.urlopen(services.game.metrics_url, timeout=5) as reply:
+        text = reply.read().decode()
+    totals: dict[str, float] = {}
+    for _, origin, value in _ACTIONS.findall(text):
+        totals[origin] = totals.get(origin, 0.0) + float(value)
+    return totals
+
+
+def assert_played_over_sessions(services: Stack, before: dict[str, float]) -> None:
+    after = actions_by_origin(services)
+    assert after.get("session", 0) > before.get("session", 0), after
+    assert after.get("player", 0) == before.get("player", 0) == 0, after  # no SubmitAction
+
+
 def offered(lines: list[str], key: str) -> bool:
     """The last choices printed (before the prompt) offer ``key``."""
     for line in reversed(lines[:-1]):
@@ -118,9 +142,11 @@ def test_a_human_plays_a_whole_match_against_five_bots(services: Stack) -> None:
             return "s1"
         return "1"
 
+    before = actions_by_origin(services)
     code, lines = play(services, answer)
     out = "\n".join(lines)
     assert code == 0, out[-3000:]
+    assert_played_over_sessions(services, before)
     # The table, the hand, the numbered choices, the timer.
     assert "seated in games/" in out
     assert "S0(A) ★captain" in out and "S3(B) ★captain" in out
@@ -151,9 +177,11 @@ def test_q_leaves_the_table_cleanly(services: Stack) -> None:
 def test_a_human_plays_french_truc_against_one_bot(services: Stack) -> None:
     """``truc play --ruleset french_truc``: a table of two, the piquet pack, the
     calls of French Truc offered in words, the match played to its end."""
+    before = actions_by_origin(services)
     code, lines = play(services, lambda n, lines: "1", "--ruleset", "french_truc")
     out = "\n".join(lines)
     assert code == 0, out[-3000:]
+    assert_played_over_sessions(services, before)
     assert "1 bot queued the same way for french_truc" in out
     assert "seated in games/" in out
     seating = lines[next(i for i, line in enumerate(lines) if "seated in games/" in line) + 1 :]

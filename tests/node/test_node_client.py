@@ -1,18 +1,20 @@
 """The Node.js client (clients/node) plays one seat of a real match: it signs in
 through a real lobby, is seated with five of the lobby's bots, and plays its seat
-through the game service to the end. What it claims is checked independently,
-through a spectator's GetGame and the lobby's bot jobs in Redis.
+through the game service to the end, over a Play session (its default; Truc y
+Flou) or SubmitAction and WatchGame (``--transport unary``; French Truc). What
+it claims is checked independently, through a spectator's GetGame, the lobby's
+bot jobs in Redis and the game service's counters of actions by origin.
 
 It also plays French Truc (variants.md V2): two Node clients, each joining its
-seat of a french_truc game created at a real game service, play it to the end;
-a spectator's GetGame checks the game (the piquet pack, both seats' actions,
-no turn played by the server)."""
+seat of a french_truc game created at a real game service, one over unary calls
+and one over a session, play it to the end; a spectator's GetGame checks the
+game (the piquet pack, both seats' actions, no turn played by the server).
+tests/node/test_node_sessions.py covers the sessions themselves."""
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +27,7 @@ from truc.v1 import cards_pb2, game_pb2, game_service_pb2
 
 from tests.lobby_service.aio_lobby import purge_lobby_queue
 from tests.lobby_service.conftest import Stack, start_stack
+from tests.node.client import CLIENT, NODE, change, counters, needs_node
 from tests.service.conftest import (  # noqa: F401
     SECRET,
     Replica,
@@ -37,19 +40,6 @@ from tests.service.conftest import (  # noqa: F401
 from truc_dev_redis import RedisServer
 from truc_lobby.store import ticket_key
 from truc_service.tokens import issue_token
-
-ROOT = Path(__file__).resolve().parents[2]
-CLIENT = ROOT / "clients" / "node"
-NODE = shutil.which("node")
-
-needs_node = pytest.mark.skipif(
-    NODE is None or not (CLIENT / "node_modules" / "@grpc" / "grpc-js").is_dir(),
-    reason=(
-        "node not found on PATH: the Node.js client is not tested"
-        if NODE is None
-        else "clients/node/node_modules is missing: run make node-deps"
-    ),
-)
 
 TARGET_SCORE = 6
 """A short match (one manche to 6) keeps the test to a few seconds."""
@@ -98,47 +88,66 @@ def _acted_by(event: game_pb2.Event) -> int | None:
     return None
 
 
+TABLES: dict[str, tuple[int, int]] = {
+    "truc_y_flou": (6, game_pb2.RULE_SET_TRUC_Y_FLOU),
+    "french_truc": (2, game_pb2.RULE_SET_FRENCH_TRUC),
+}
+"""Each rule set played through the lobby: its seats and its protocol value."""
+
+
 @needs_node
 @pytest.mark.parametrize(
-    ("rule_set", "seats", "proto_rule_set"),
-    [
-        ("truc_y_flou", 6, game_pb2.RULE_SET_TRUC_Y_FLOU),
-        ("french_truc", 2, game_pb2.RULE_SET_FRENCH_TRUC),
-    ],
+    ("rule_set", "transport"), [("truc_y_flou", "session"), ("french_truc", "unary")]
 )
 def test_the_node_client_plays_its_seat_to_the_end_with_the_lobbys_bots(
     bot_stack: Stack,
     redis_server: RedisServer,  # noqa: F811
     rule_set: str,
-    seats: int,
-    proto_rule_set: int,
+    transport: str,
 ) -> None:
-    """Truc y Flou with five bots; French Truc (variants.md V2) against one."""
+    """Truc y Flou with five bots, over a session; French Truc (variants.md V2)
+    against one, over unary calls."""
     assert NODE is not None
+    seats, proto_rule_set = TABLES[rule_set]
     command = [
         NODE,
         str(CLIENT / "play.js"),
         *("--lobby", bot_stack.lobbies[0].address, "--game", bot_stack.game.address),
         *("--rule-set", rule_set),
         *("--target-score", str(TARGET_SCORE), "--manches-to-win", "1"),
-        # Pause before each action and end each WatchGame after 0.3 s: the match
-        # then outlasts several streams, which the client must resume.
+        # Pause before each action and end each Play or WatchGame stream after
+        # 0.3 s: the match then outlasts several streams, which the client must
+        # resume.
         *("--think-ms", "150", "--watch-seconds", "0.3"),
-        # Act once on an outdated etag: ABORTED, read through ErrorInfo, re-read.
+        # Act once on an outdated etag: ABORTED STALE_ETAG (a session's refusal,
+        # or SubmitAction's ErrorInfo), then choose again.
         "--stale-first",
+        *("--transport", transport),
         *("--timeout", "45"),
     ]
+    before = counters(bot_stack.game)
     done = subprocess.run(command, capture_output=True, text=True, timeout=55, check=False)
     out = done.stdout
     assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
     print(out[-400:])
+    applied = change(before, counters(bot_stack.game))
 
     player = _found(r"^signed in as \S+: player (\S+)$", out)[1]
     seated = _found(r"^matched into (games/\S+): seat (\d)", out)
     name, seat = seated[1], int(seated[2])
     winner = _found(r"^result: team ([AB]) won the match", out)[1]
-    assert "SubmitAction (" in out and ": ABORTED STALE_ETAG; re-reading the game" in out
-    assert int(_found(r"(\d+) watch resumes", out)[1]) >= 1
+    played = _found(r"^played in \S+ s \(transport (\w+)\): (\d+) actions of mine", out)
+    assert played[1] == transport
+    actions = int(played[2])
+    if transport == "session":
+        assert "Play (" in out and ": ABORTED STALE_ETAG; choosing again on the next version" in out
+        assert int(_found(r"(\d+) session resumes", out)[1]) >= 1
+        # The bots play over sessions too: SubmitAction applied nothing.
+        assert applied["actions/player"] == 0 and applied["actions/session"] > actions, applied
+    else:
+        assert "SubmitAction (" in out and ": ABORTED STALE_ETAG; re-reading the game" in out
+        assert int(_found(r"(\d+) watch resumes", out)[1]) >= 1
+        assert applied["actions/player"] == actions, applied
 
     # The game as a spectator sees it: over, the Node player in its seat.
     view = (
@@ -167,7 +176,6 @@ def test_the_node_client_plays_its_seat_to_the_end_with_the_lobbys_bots(
     # seat), the server never had to play for it, and across the resumed streams
     # it narrated every trick exactly once.
     events = view.events
-    actions = int(_found(r"(\d+) actions of mine", out)[1])
     assert actions == sum(_acted_by(event) == seat for event in events)
     assert not [e for e in events if e.HasField("turn_timed_out")]
     tricks = sum(e.HasField("trick_completed") for e in events)
@@ -229,11 +237,16 @@ def test_two_node_clients_play_a_french_truc_match_to_the_end(game_service: Repl
             NODE,
             str(CLIENT / "play.js"),
             *("--game", game_service.address, "--join", created.name, "--token", token),
-            # One game to 12. Each pauses before acting; seat 0 ends each WatchGame
-            # after 0.3 s and resumes it; seat 1 acts once on an outdated etag
-            # (ABORTED, re-read).
+            # One game to 12. Each pauses before acting; seat 0 plays over unary
+            # calls, ends each WatchGame after 0.3 s and resumes it; seat 1 plays
+            # over a session and acts once on an outdated etag (refused
+            # ABORTED STALE_ETAG on the stream, then chooses again).
             *("--think-ms", "25"),
-            *(("--watch-seconds", "0.3") if seat == 0 else ("--stale-first",)),
+            *(
+                ("--transport", "unary", "--watch-seconds", "0.3")
+                if seat == 0
+                else ("--stale-first",)
+            ),
             *("--timeout", "45"),
         ]
         clients.append(
@@ -260,7 +273,8 @@ def test_two_node_clients_play_a_french_truc_match_to_the_end(game_service: Repl
     assert len(winners) == 1, "both clients saw the same end"
     assert "pardes" not in "".join(outputs), "a tied trick is spoiled in french_truc"
     assert int(_found(r"(\d+) watch resumes", outputs[0])[1]) >= 1
-    assert ": ABORTED STALE_ETAG; re-reading the game" in outputs[1]
+    assert "(transport unary)" in outputs[0] and "(transport session)" in outputs[1]
+    assert ": ABORTED STALE_ETAG; choosing again on the next version" in outputs[1]
 
     view = (
         stub(game_service.address)

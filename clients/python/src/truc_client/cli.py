@@ -10,9 +10,11 @@
 * ``truc play --lobby HOST:PORT --game HOST:PORT [--ruleset NAME]`` takes one
   seat of a match of any rule set (``truc_y_flou``, ``french_truc``,
   ``sackson_truc``, ``partnership_truc``, ``catalan_truc``) in the terminal
-  against bots (:mod:`truc_client.terminal`; ``truc play -h``).
+  against bots, over a ``Play`` session (:mod:`truc_client.terminal`;
+  ``truc play -h``).
 * ``truc load [flags]`` drives scripted players through a running lobby and
-  game service and measures them (:mod:`truc_client.load`; ``truc load --help``).
+  game service and measures them, over ``Play`` sessions unless ``--transport
+  unary`` (:mod:`truc_client.load`; ``truc load --help``).
 
 Scenario files are read by :mod:`truc_client.scenarios` (pydantic: every error
 names the field) and played by the runner core of the rules library

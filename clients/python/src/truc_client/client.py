@@ -3,7 +3,20 @@
 :class:`TrucClient` wraps the generated ``grpc.aio`` stubs of ``LobbyService`` and
 ``GameService`` and returns the generated messages. It keeps the player's token
 (from :meth:`TrucClient.sign_in_guest` or :meth:`TrucClient.use_token`) and the
-game token of every ticket it sees matched, and it handles the network:
+game token of every ticket it sees matched, and it handles the network.
+
+**Play a game over a session** (one ``Play`` stream for the whole match: one
+message per version, the seat's actions sent on the same stream)::
+
+    async with client.session(game, after_version=version) as session:
+        async for update in session:  # a truc_client.session.Update per version
+            ...
+            await session.act(action, etag=update.view.etag)
+
+The session (:class:`~truc_client.session.GameSession`) resumes a broken stream
+by itself after the last version received and resends an unanswered action
+with the same request id; a refused action raises the same errors as
+:meth:`TrucClient.submit`. The unary calls stay, for callers that want them:
 
 * :meth:`TrucClient.watch_game` reopens a dropped stream after the last version
   it yielded, so the caller sees every version once, in order (unless the store
@@ -44,15 +57,19 @@ from truc_protocol.balancing import ROUND_ROBIN
 from truc_protocol.status import TrucError, rate_limit_wait, retry_after_ms
 from truc_protocol.views import game_version, is_over
 
+from .session import GameSession, RetryBudget, StaleView, Update
+
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
     from truc.v1.lobby_service_pb2_grpc import LobbyServiceAsyncStub
 
 __all__ = [
+    "GameSession",
     "StaleView",
     "TicketClosed",
     "TrucClient",
     "TrucError",
+    "Update",
     "game_version",
     "is_over",
     "rate_limit_wait",
@@ -62,18 +79,6 @@ __all__ = [
 _Reply = TypeVar("_Reply")
 _RETRY_CODES: Final = frozenset((grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
 _STREAM_RETRY_CODES: Final = _RETRY_CODES | {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
-
-
-class StaleView(TrucError):
-    """SubmitAction was ABORTED (STALE_ETAG or CONFLICT); ``view`` is the current view.
-
-    The action was not applied. Decide again from ``view`` (it may no longer be
-    the caller's turn) and submit with ``view.etag``.
-    """
-
-    def __init__(self, error: TrucError, view: game_pb2.GameView) -> None:
-        super().__init__(error.code, error.reason, error.message)
-        self.view = view
 
 
 class TicketClosed(TrucError):
@@ -91,27 +96,6 @@ class TicketClosed(TrucError):
 
 def _name(prefix: str, name: str) -> str:
     return name if name.startswith(prefix) else prefix + name
-
-
-class _Retries:
-    """The retry budget of one call: doubling waits until ``window`` seconds have passed."""
-
-    def __init__(self, window: float, backoff: float, max_backoff: float) -> None:
-        self._deadline = asyncio.get_running_loop().time() + window
-        self._wait = backoff
-        self._max_backoff = max_backoff
-
-    async def wait(self, seconds: float | None = None) -> bool:
-        """Sleep before the next try (``seconds``, else the next backoff); False
-        when the budget is spent (then the caller gives up at once)."""
-        delay = self._wait if seconds is None else seconds
-        if seconds is None:
-            self._wait = min(self._max_backoff, self._wait * 2)
-        now = asyncio.get_running_loop().time()
-        if now + delay > self._deadline:
-            return False
-        await asyncio.sleep(delay)
-        return True
 
 
 class TrucClient:
@@ -172,8 +156,8 @@ class TrucClient:
 
     # ----------------------------------------------------------------- plumbing
 
-    def _retries(self) -> _Retries:
-        return _Retries(self._retry_for, self._backoff, self._max_backoff)
+    def _retries(self) -> RetryBudget:
+        return RetryBudget(self._retry_for, self._backoff, self._max_backoff)
 
     async def _read(
         self,
@@ -434,6 +418,45 @@ class TrucClient:
             return None
         view.ClearField("events")
         return view
+
+    def session(
+        self,
+        name: str,
+        after_version: int = 0,
+        *,
+        response_view: game_service_pb2.ResponseView.ValueType = (
+            game_service_pb2.RESPONSE_VIEW_FULL
+        ),
+        idle_timeout: float = 20.0,
+    ) -> GameSession:
+        """A ``Play`` session on the game, resuming after ``after_version``
+        (``async with client.session(game) as session``; see
+        :mod:`truc_client.session`).
+
+        It yields an :class:`~truc_client.session.Update` for every version after
+        ``after_version``, once each and in order (several versions may come as
+        one update), and ends after the one that finishes the match;
+        :meth:`GameSession.act <truc_client.session.GameSession.act>` sends an
+        action for the caller's seat. Uses the game token of the matched ticket
+        when the client saw one, else the player's token; a spectator's or the
+        lobby's token opens a read-only session. It resumes a broken stream
+        within the client's ``retry_for`` budget, and after ``idle_timeout``
+        seconds without news checks the game with ``GetGame`` (as
+        :meth:`watch_game` does: a game behind the session is adopted).
+        """
+        game = _name("games/", name)
+        return GameSession(
+            self._game,
+            game,
+            self._game_metadata(game),
+            after_version=after_version,
+            response_view=response_view,
+            rpc_timeout=self._rpc_timeout,
+            retry_for=self._retry_for,
+            backoff=self._backoff,
+            max_backoff=self._max_backoff,
+            idle_timeout=idle_timeout,
+        )
 
     async def submit(
         self,

@@ -4,9 +4,11 @@ lobby and play a whole match through the game service, printed as it happens.
 
 Each client signs in as a guest, queues alone for a table of the rule set, and
 plays its seat with a
-:class:`~truc_bots.BotPlayer` (heuristic policy) using the game token of
-its matched ticket. The match is narrated from seat 0's chair: its cards are
-shown, the others' only when a showdown reveals them.
+:class:`~truc_bots.BotPlayer` (heuristic policy, over a ``Play`` session)
+using the game token of its matched ticket. The match is narrated from seat
+0's chair, through a session of its own on seat 0's token
+(:class:`~truc_client.session.GameSession`, which resumes by itself): its
+cards are shown, the others' only when a showdown reveals them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import TextIO
 import grpc
 from truc.v1 import (
     game_pb2,
-    game_service_pb2,
     game_service_pb2_grpc,
     lobby_pb2,
     lobby_service_pb2,
@@ -27,6 +28,7 @@ from truc.v1 import (
 from truc_bots import BotPlayer, HeuristicPolicy
 
 from .narration import Narrator, is_family, rule_set_name, seat_name
+from .session import GameSession
 from .terminal import rule_options, table_seats
 
 __all__ = ["play_demo_match"]
@@ -118,22 +120,13 @@ async def _narrate(
     rule_set: int,
 ) -> game_pb2.GameView:
     meta = (("authorization", "Bearer " + ticket.game_token),)
-    after = 0
     narrator = Narrator(rule_set)
-    while True:
-        stream = game.WatchGame(
-            game_service_pb2.WatchGameRequest(name=ticket.game, after_version=after), metadata=meta
-        )
-        try:
-            async for change in stream:
-                after = change.version
-                for event in change.events:
-                    line = narrator.describe(event)
-                    if line is not None:
-                        print(line, file=out, flush=True)
-                if change.game.finished:
-                    return change.game
-        except grpc.aio.AioRpcError as error:
-            if error.code() != grpc.StatusCode.UNAVAILABLE:
-                raise
-            await asyncio.sleep(0.2)  # the stream dropped: resume from the last version
+    async with GameSession(game, ticket.game, meta) as session:
+        async for update in session:
+            for event in update.events:
+                line = narrator.describe(event)
+                if line is not None:
+                    print(line, file=out, flush=True)
+            if update.view.finished:
+                return update.view
+    raise RuntimeError(f"{ticket.game} ended without finishing")  # a fixed-deal game's end

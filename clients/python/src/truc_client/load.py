@@ -6,8 +6,16 @@ real path of a deployment, at tables of ``--ruleset`` (``truc_y_flou`` unless
 said; ``--seats 2`` for two-seat ``catalan_truc``):
 ``SignInGuest``, ``CreateTicket``, ``WatchTicket`` until seated, then the whole
 match through the game service with a :class:`~truc_bots.BotPlayer`
-and a :class:`~truc_bots.HeuristicPolicy` (``GetGame``, one
-``WatchGame`` per seat, ``SubmitAction``). When its match ends each player
+and a :class:`~truc_bots.HeuristicPolicy`. ``--transport`` says how the
+players reach the game service:
+
+* ``session`` (the default): ``GetGame``, then one ``Play`` session per seat
+  for the whole match (every version comes in on it, the seat's actions go
+  out on it);
+* ``unary`` (to compare): ``GetGame``, one ``WatchGame`` per seat and a
+  ``SubmitAction`` per action, as clients played before sessions.
+
+When its match ends each player
 queues again, until ``--duration`` seconds have passed or ``--games`` matches
 have been completed (whichever comes first; 30 s when neither is given).
 
@@ -21,10 +29,15 @@ Every call goes through a measuring wrapper of the stubs. What a latency is:
 
 * unary calls: the call, request sent to answer received (failed calls too);
 * ``WatchTicket``: from opening the stream to its first message;
-* ``WatchGame``: per message, the delivery lag: from the moment a player of
-  this process sent the ``SubmitAction`` that produced that version to the
-  moment this watcher received it (versions made by others, such as the
-  service's turn deadlines or lobby bots, are counted but not timed).
+* ``WatchGame`` and ``Play``: per message bringing a version, the delivery
+  lag: from the moment a player of this process sent the action that produced
+  that version (``SubmitAction``, or an action on a session) to the moment
+  this stream received it (versions made by others, such as the service's
+  turn deadlines or lobby bots, are counted but not timed);
+* ``SessionAction`` (the actions sent on ``Play`` sessions, counted like a
+  unary method: ``calls`` sent, resends included, ``ok`` answered with the
+  version they produced or ``repeated``, ``errors`` the refusals by code and
+  reason): from writing the action to reading its answer.
 
 Errors are counted per method by gRPC status code and ErrorInfo reason
 (``ABORTED/STALE_ETAG``...), including those the players handle (a stale view
@@ -45,19 +58,19 @@ summary table goes to stdout and, with ``--report PATH``, this JSON report
                  "players": 60, "duration_s": 30.0, "games": null, "seed": 1,
                  "response_view": "minimal", "target_score": 0, "manches": 0,
                  "rule_set": "truc_y_flou", "seats": 0, "think_s": 0.0, "channels": 1,
-                 "event_loop": "uvloop"},
+                 "transport": "session", "event_loop": "uvloop"},
       "stopped_by": "duration" | "games" | "interrupted",
       "elapsed_s": 30.01,
       "games": {"completed": 12, "abandoned": 10},
       "actions": {"submitted": 41234, "per_second": 1374.0},
       "tickets": {"created": 180, "seated": 180, "per_second": 6.0},
       "queue_to_seated_ms": {"count": 180, "p50": .., "p95": .., "p99": .., "max": .., "mean": ..},
-      "rpcs": {"SubmitAction": {"calls": 41300, "ok": 41234,
-                                "latency_ms": {"count": .., "p50": .., "p95": .., "p99": ..,
-                                               "max": .., "mean": ..},
-                                "errors": {"ABORTED/STALE_ETAG": 66}},
-               "WatchGame": {"calls": 360, "ok": 0, "messages": 247000, "latency_ms": {..},
-                             "errors": {}},
+      "rpcs": {"SessionAction": {"calls": 41300, "ok": 41234,
+                                 "latency_ms": {"count": .., "p50": .., "p95": .., "p99": ..,
+                                                "max": .., "mean": ..},
+                                 "errors": {"ABORTED/STALE_ETAG": 66}},
+               "Play": {"calls": 360, "ok": 300, "messages": 247000, "latency_ms": {..},
+                        "errors": {}},
                ...},
       "errors": {"total": 66, "fatal": 0, "fatal_examples": []},
       "cpu": {"load_process_s": 25.1, "load_process_percent": 83.6},
@@ -65,9 +78,10 @@ summary table goes to stdout and, with ``--report PATH``, this JSON report
     }
 
 ``actions.submitted`` counts the actions the service applied (SubmitAction
-answered OK); ``tickets.per_second`` counts created tickets. For a stream,
-``calls`` is the streams opened and ``ok`` those that ended without an error
-(an abandoned or cancelled stream is neither). Percentiles come from a
+answered OK, or a SessionAction answered with its version);
+``tickets.per_second`` counts created tickets; ``config.transport`` says which
+path the run took. For a stream, ``calls`` is the streams opened and ``ok``
+those that ended without an error. Percentiles come from a
 :class:`~truc_client.latency.LatencyHistogram` (within 1%).
 """
 
@@ -97,7 +111,7 @@ from truc.v1 import (
     lobby_service_pb2_grpc,
 )
 
-from truc_bots import BotPlayer, HeuristicPolicy, StreamCall
+from truc_bots import BotPlayer, HeuristicPolicy, SessionCall, StreamCall
 from truc_protocol.convert import options_from_proto
 from truc_protocol.errors import InvalidArgument
 from truc_rules.registry import seat_count
@@ -105,6 +119,7 @@ from truc_rules.registry import seat_count
 from .client import TrucError
 from .latency import LatencyHistogram
 from .load_report import SCHEMA, LoadReport
+from .session import refusal_error
 
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
@@ -136,6 +151,10 @@ _VIEWS: Final = {
 }
 _SENT_WINDOW: Final = 32
 """Send times kept per game for the WatchGame delivery lag (the latest versions)."""
+TRANSPORTS: Final = ("session", "unary")
+"""What ``--transport`` takes: Play sessions (the default), or WatchGame + SubmitAction."""
+_ACTION_METHOD: Final = {"session": "SessionAction", "unary": "SubmitAction"}
+"""The method whose answers count the applied actions, by transport."""
 
 
 # --------------------------------------------------------------------------- measuring
@@ -275,6 +294,87 @@ class _TimedStream(Generic[_Message]):
         return _TimedStreamCall(self._stats, self._call(request, **kwargs), self._on_message)
 
 
+class _TimedPlayCall:
+    """A Play session whose messages, actions and failure are recorded.
+
+    ``stats`` is the stream's (``Play``: messages, the delivery lag of each
+    version); ``actions`` the actions' (``SessionAction``: each write of an
+    action until the message answering its request id).
+    """
+
+    __slots__ = ("_actions", "_asked", "_call", "_ended", "_name", "_sent", "_stats")
+
+    def __init__(
+        self, stats: MethodStats, actions: MethodStats, call: SessionCall, sent: _SendTimes
+    ) -> None:
+        self._stats = stats
+        self._actions = actions
+        self._call = call
+        self._sent = sent
+        self._name = ""
+        self._asked: dict[str, int] = {}
+        """request id -> when it was written (ns)."""
+        self._ended = False
+
+    async def write(self, request: game_service_pb2.PlayRequest) -> None:
+        kind = request.WhichOneof("kind")
+        if kind == "action":
+            action = request.action
+            self._actions.calls += 1
+            self._asked[action.request_id] = time.perf_counter_ns()
+            if action.etag.isdigit():
+                self._sent.sending(self._name, int(action.etag) + 1)
+        elif kind == "open":
+            self._name = request.open.name
+        await self._call.write(request)
+
+    async def read(self) -> object:
+        try:
+            message = await self._call.read()
+        except grpc.aio.AioRpcError as error:
+            if not self._ended:
+                self._ended = True
+                self._stats.failed(error)
+            raise
+        if not isinstance(message, game_service_pb2.PlayResponse):
+            self._end()
+            return message
+        now = time.perf_counter_ns()
+        self._stats.messages += 1
+        if message.request_id:
+            asked = self._asked.pop(message.request_id, None)
+            if asked is not None:
+                self._answered(message, now - asked)
+        if message.HasField("game"):
+            at = self._sent.sent_at(self._name, message.version)
+            if at is not None:
+                self._stats.latency.record(now - at)
+        return message
+
+    def _answered(self, message: game_service_pb2.PlayResponse, elapsed: int) -> None:
+        actions = self._actions
+        actions.latency.record(elapsed)
+        if not message.HasField("refused"):
+            actions.ok += 1  # the version it produced, or repeated: applied once
+            return
+        error = refusal_error(message.refused)
+        key = f"{error.code.name}/{error.reason}" if error.reason else error.code.name
+        actions.errors[key] = actions.errors.get(key, 0) + 1
+
+    async def done_writing(self) -> None:
+        await self._call.done_writing()
+
+    def _end(self) -> None:
+        if not self._ended:
+            self._ended = True
+            self._stats.ok += 1
+
+    def cancel(self) -> bool:
+        """Close the stream; it counts as ended without an error if it had not failed."""
+        self._end()
+        return self._call.cancel()
+
+
 class _Lobby:
     """The LobbyService calls of the load, measured."""
 
@@ -297,8 +397,9 @@ class _Lobby:
 class _Game:
     """The GameService calls of a :class:`BotPlayer`, measured (a ``GameCalls``).
 
-    It notes when each SubmitAction is sent (the version it should produce is
-    its etag + 1) so that the WatchGame streams can time each version's delivery.
+    It notes when each action is sent (SubmitAction, or an action on a Play
+    session: the version it should produce is its etag + 1) so that the
+    WatchGame and Play streams can time each version's delivery.
     """
 
     def __init__(self, channel: grpc.aio.Channel, recorder: Recorder, sent: _SendTimes) -> None:
@@ -312,6 +413,8 @@ class _Game:
         )
         self._watch_stats = recorder.method("WatchGame", stream=True)
         self._watch = stub.WatchGame
+        self._recorder = recorder
+        self._play = stub.Play
 
     async def SubmitAction(  # noqa: N802 - the stub's method name
         self, request: game_service_pb2.SubmitActionRequest, **kwargs: Any
@@ -334,6 +437,12 @@ class _Game:
                 stats.latency.record(now - at)
 
         return _TimedStreamCall(stats, self._watch(request, **kwargs), delivered)
+
+    def Play(self, **kwargs: Any) -> _TimedPlayCall:  # noqa: N802 - the stub's method name
+        stats = self._recorder.method("Play", stream=True)
+        stats.calls += 1
+        actions = self._recorder.method("SessionAction")
+        return _TimedPlayCall(stats, actions, self._play(**kwargs), self._sent)
 
 
 class _SendTimes:
@@ -392,6 +501,8 @@ class LoadConfig:
     """catalan_truc only: 4 or 2 (0: the rule set's own)."""
     think_s: float = 0.0
     channels: int = 1
+    transport: Literal["session", "unary"] = "session"
+    """Play sessions, or WatchGame + SubmitAction (to compare)."""
     connect_timeout_s: float = 5.0
     quiet: bool = False
     report: str | None = None
@@ -597,6 +708,7 @@ class LoadRun:
             ticket.game,
             ticket.game_token,
             HeuristicPolicy(seed),
+            session=self.config.transport == "session",
             think=self.config.think_s,
             response_view=_VIEWS[self.config.response_view],
         )
@@ -618,7 +730,8 @@ class LoadRun:
         if self.config.quiet:
             return
         tty = self._err.isatty()
-        submit = self.recorder.method("SubmitAction")
+        method = _ACTION_METHOD[self.config.transport]
+        submit = self.recorder.method(method)
         last = 0
         while True:
             await asyncio.sleep(1.0)
@@ -627,7 +740,7 @@ class LoadRun:
                 f"{time.perf_counter() - start:6.1f}s  playing {self._playing:4d}  "
                 f"queued {len(self._queued):4d}  games {len(self.games_done):5d}  "
                 f"actions {now:8d} ({now - last:5d}/s)  "
-                f"SubmitAction p99 {submit.latency.percentile(99):7.1f} ms  "
+                f"{method} p99 {submit.latency.percentile(99):7.1f} ms  "
                 f"errors {self.recorder.error_count()} (fatal {self.fatal_count})"
             )
             last = now
@@ -638,7 +751,8 @@ class LoadRun:
         """The report (schema in the module docstring; :class:`LoadReport`)."""
         elapsed = self.elapsed or 1e-9
         methods = self.recorder.methods
-        submitted = methods["SubmitAction"].ok if "SubmitAction" in methods else 0
+        method = _ACTION_METHOD[self.config.transport]
+        submitted = methods[method].ok if method in methods else 0
         created = methods["CreateTicket"].ok if "CreateTicket" in methods else 0
         config = asdict(self.config)
         config.pop("quiet")
@@ -695,7 +809,8 @@ def summary_table(report: LoadReport | Mapping[str, Any]) -> str:
     seated = report.queue_to_seated_ms
     cpu = report.cpu
     lines = [
-        f"truc load: {config.players} players for {report.elapsed_s:.1f} s "
+        f"truc load: {config.players} players for {report.elapsed_s:.1f} s over "
+        f"{'Play sessions' if config.transport == 'session' else 'unary calls'} "
         f"(stopped by {report.stopped_by}; in-flight games abandoned)",
         f"games completed {games.completed}, abandoned {games.abandoned}",
         f"actions {actions.submitted} ({actions.per_second:.1f}/s); "
@@ -794,6 +909,12 @@ def parse_args(argv: Sequence[str] | None = None, *, err: TextIO = sys.stderr) -
     parser.add_argument("--seed", type=int, default=1, help="seeds the players' policies")
     parser.add_argument("--response-view", choices=sorted(_VIEWS), default="minimal")
     parser.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default="session",
+        help="Play sessions (default), or unary: WatchGame + SubmitAction, to compare",
+    )
+    parser.add_argument(
         "--target-score",
         type=int,
         default=0,
@@ -843,6 +964,7 @@ def parse_args(argv: Sequence[str] | None = None, *, err: TextIO = sys.stderr) -
         seats=args.seats,
         think_s=args.think,
         channels=args.channels,
+        transport=args.transport,
         connect_timeout_s=args.connect_timeout,
         quiet=args.quiet,
         report=args.report,

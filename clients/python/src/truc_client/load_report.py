@@ -60,6 +60,9 @@ class RunConfig(_Part):
     seats: StrictInt = 0
     think_s: Number
     channels: StrictInt
+    transport: Literal["session", "unary"] = "unary"
+    """How the players reached the game service: Play sessions, or WatchGame +
+    SubmitAction (reports written before sessions: unary)."""
     event_loop: StrictStr
 
 

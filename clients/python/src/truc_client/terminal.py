@@ -12,14 +12,16 @@ each a
 and once the lobby seats them plays the human's seat through
 :class:`~truc_client.client.TrucClient`:
 
-* the game is followed with ``watch_game`` (reconnecting) the whole time;
-  stdin is read in a thread, so the table, the event log and the turn timer
-  keep moving while the human thinks;
+* the seat plays over one ``Play`` session (:meth:`TrucClient.session
+  <truc_client.client.TrucClient.session>`) for the whole match: every
+  version comes in on it, in order, and the human's actions go out on it (a
+  broken stream resumes by itself); stdin is read in a thread, so the table,
+  the event log and the turn timer keep moving while the human thinks;
 * at the human's turn the legal actions are offered as choices
   (:mod:`truc_client.choices`): ``1``, ``2``... for moves, ``s1``... for team
   signals and directives (any time of a hand), ``r`` redraws, ``q`` quits;
   an input that is not a choice is refused with a message and asked again;
-* an action is submitted with the view's etag: if the game moved on
+* an action is sent with the view's etag: if the game moved on
   (:class:`~truc_client.client.StaleView`) or the turn passed (the service
   acted by default after the deadline: ``TurnTimedOut``), the choices are
   refreshed and the human chooses again.
@@ -57,7 +59,7 @@ from truc_protocol.errors import InvalidArgument
 from truc_rules.registry import seat_count
 
 from .choices import Choice, choices_for, find_choice
-from .client import StaleView, TrucClient, TrucError, game_version, is_over
+from .client import GameSession, StaleView, TrucClient, TrucError, game_version, is_over
 from .narration import Narrator, is_family, rule_set_name, seat_name, team_name
 from .table import render_screen, seconds_left
 
@@ -163,19 +165,18 @@ def _keys(choices: Sequence[Choice], my_turn: bool) -> str:
 
 
 class Seat:
-    """The human's seat of one game: the watch, the screen and the choices."""
+    """The human's seat of one game: its session, the screen and the choices."""
 
     def __init__(
         self,
-        client: TrucClient,
+        session: GameSession,
         view: game_pb2.GameView,
         *,
         console: Console,
         live: bool,
         labels: dict[int, str],
     ) -> None:
-        self._client = client
-        self._game = view.name
+        self._session = session
         self._console = console
         self._live_mode = live
         self._live: Live | None = None
@@ -280,17 +281,16 @@ class Seat:
     async def _watch(self) -> game_pb2.GameView:
         if is_over(self.view):
             return self.view
-        # The client's watch yields versions in order, and an older one only when
-        # the game went back (a Redis loss): then it is the game's truth.
-        watched = self.version
-        async for change in self._client.watch_game(self._game, after_version=self.version):
-            for event in change.events:
+        # The session yields versions in order (several at once when coalesced),
+        # and an older one only when the game went back (a Redis loss, marked
+        # rewound): then it is the game's truth.
+        async for update in self._session:
+            for event in update.events:
                 self._record(event)
-            self._set_view(change.game, change.version, rewound=change.version <= watched)
-            watched = change.version
+            self._set_view(update.view, update.version, rewound=update.rewound)
             self._show()
-            if is_over(change.game):
-                return change.game
+            if update.over:
+                return update.view
         return self.view
 
     async def _tick(self) -> None:
@@ -336,7 +336,7 @@ class Seat:
         self._say(f"you: {choice.text}")
         sent = self.version
         try:
-            reply = await self._client.submit(self._game, choice.action, etag=self.view.etag)
+            update = await self._session.act(choice.action, etag=self.view.etag)
         except StaleView as stale:
             # Older than the version the etag named: that version was lost.
             behind = game_version(stale.view) < sent
@@ -344,14 +344,14 @@ class Seat:
             self._tell("the game moved on before your choice arrived: choose again")
             self._asked = False
         except TrucError as error:
-            with contextlib.suppress(TrucError):
-                view = await self._client.get_game(self._game)
-                self._set_view(view, game_version(view))
+            current = self._session.view  # nothing changed: the session's view is current
+            if current is not None:
+                self._set_view(current, game_version(current))
             self._tell(f"refused ({error.reason or error.code.name}): {error.message}")
             self._asked = False
         else:
             self._asked = False
-            self._set_view(reply.game, game_version(reply.game))
+            self._set_view(update.view, update.version)
         self._show()
 
     # ------------------------------------------------------------------ the session
@@ -478,11 +478,12 @@ async def play(
             say(f"   {role}{seat_name(assignment.seat)} {who}")
         if options.rule_set == game_pb2.RULE_SET_PARTNERSHIP_TRUC:
             say("   each hand the dealer and eldest govern their sides")
-        view = await human.get_game(seated.game)
-        seat = Seat(human, view, console=console, live=live, labels=labels)
-        keyboard.on_change = seat.redraw
-        with _cbreak(stdin_fd) if keyboard.edit else contextlib.nullcontext():
-            final = await seat.play(keyboard)
+        view = await human.get_game(seated.game)  # the log so far, then the session after it
+        async with human.session(seated.game, after_version=game_version(view)) as session:
+            seat = Seat(session, view, console=console, live=live, labels=labels)
+            keyboard.on_change = seat.redraw
+            with _cbreak(stdin_fd) if keyboard.edit else contextlib.nullcontext():
+                final = await seat.play(keyboard)
         if final is None:
             say("you left the table (the service plays your seat by default from now on)")
             return 0

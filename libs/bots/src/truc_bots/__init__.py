@@ -1,6 +1,7 @@
 """Bots for every rule set of the Truc family: policies that choose an action
-from a seat's view, and a :class:`BotPlayer` that plays one seat of a game (of
-two, four or six seats) through the public game API.
+from a seat's view, and a :class:`BotPlayer` (:mod:`truc_bots.player`) that
+plays one seat of a game (of two, four or six seats) through the public game
+API, over a ``Play`` session by default.
 
 A policy sees only the :class:`~truc.v1.game_pb2.GameView` of its own seat (the
 same message a human's client gets), never hidden information, and returns one
@@ -14,23 +15,18 @@ Section numbers (§) refer to shared/spec/rules.md.
 
 from __future__ import annotations
 
-import asyncio
 import random
-import uuid
-from collections.abc import Awaitable, Callable
 from typing import Final, Protocol
 
-import grpc
-from truc.v1 import cards_pb2, game_pb2, game_service_pb2
+from truc.v1 import cards_pb2, game_pb2
 
 from truc_protocol.convert import card_to_proto, options_from_proto
-from truc_protocol.status import TrucError, rate_limit_wait
-from truc_protocol.views import game_version, is_over
 from truc_rules.cards import DECK, Card
 from truc_rules.truc_y_flou.options import RuleOptions
 from truc_rules.truc_y_flou.ranking import BASTO, ESPASA, PeriqueTrickRank, trick_class
 
 from .family import FamilyPolicy, card_strength, is_family, strength_table
+from .player import BotError, BotPlayer, GameCalls, SessionCall, StreamCall
 
 __all__ = [
     "BotError",
@@ -39,6 +35,8 @@ __all__ = [
     "HeuristicPolicy",
     "Policy",
     "RandomPolicy",
+    "SessionCall",
+    "StreamCall",
     "card_class",
     "card_strength",
     "class_table",
@@ -520,264 +518,3 @@ class HeuristicPolicy:
         if value >= need:
             return self._call(read, game_pb2.CALL_ACCEPT)
         return self._call(read, game_pb2.CALL_FOLD, game_pb2.CALL_ACCEPT)
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class BotError(RuntimeError):
-    """The bot cannot go on (a refused action it cannot explain, or retries exhausted)."""
-
-
-# --------------------------------------------------------------------------- the player
-
-
-class StreamCall(Protocol):
-    """What :class:`BotPlayer` does with a WatchGame call: read it, cancel it."""
-
-    async def read(self) -> object:
-        """The next message, or ``grpc.aio.EOF``."""
-        ...
-
-    def cancel(self) -> bool:
-        """Stop the stream."""
-        ...
-
-
-class GameCalls(Protocol):
-    """The GameService calls a :class:`BotPlayer` makes.
-
-    The generated ``GameServiceAsyncStub`` has them; so does a wrapper that
-    measures each call (:mod:`truc_client.load`).
-    """
-
-    @property
-    def GetGame(self) -> Callable[..., Awaitable[game_service_pb2.GetGameResponse]]: ...  # noqa: N802
-
-    @property
-    def SubmitAction(  # noqa: N802
-        self,
-    ) -> Callable[..., Awaitable[game_service_pb2.SubmitActionResponse]]: ...
-
-    @property
-    def WatchGame(self) -> Callable[..., StreamCall]: ...  # noqa: N802
-
-
-_RETRY_CODES: Final = frozenset((grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
-_STREAM_RETRY_CODES: Final = frozenset(
-    (
-        grpc.StatusCode.UNAVAILABLE,
-        grpc.StatusCode.DEADLINE_EXCEEDED,
-        grpc.StatusCode.CANCELLED,
-        grpc.StatusCode.INTERNAL,
-        grpc.StatusCode.UNKNOWN,
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-    )
-)
-
-
-class BotPlayer:
-    """Plays one seat of one game through the public game API, like a player.
-
-    It follows the game with ``WatchGame`` (resuming after the last version
-    it saw when the stream drops), and whenever its seat is to act it asks its
-    policy and sends the action with ``SubmitAction`` (the view's etag, a
-    fresh request id per decision, a minimal response view unless
-    ``response_view`` says otherwise). ABORTED
-    (stale etag, conflict) refreshes with ``GetGame`` and decides again;
-    UNAVAILABLE retries the same request id with a bounded backoff;
-    FAILED_PRECONDITION NOT_YOUR_TURN means its view was stale: it waits for
-    the next one. :meth:`run` returns the last view once the match is over
-    (or a fixed-deal game ran out of deals). Every wait is bounded.
-
-    The server is the only truth. A stream message no newer than the view
-    the bot holds is skipped (it saw that version already), but a ``GetGame``
-    view is always adopted, even one *older* than the newest version seen: a
-    store that lost its last writes (a Redis crash with ``appendfsync
-    everysec``) puts the game back a few versions, and the etag of a lost
-    version would be refused forever. When a refresh finds the game behind,
-    the bot reopens its watch after the server's version (a watch after a
-    version that no longer exists would stay silent until the game passed it
-    again); a bot that was not refreshed notices at its next refresh, after
-    ``idle_timeout`` seconds without news at the latest.
-    """
-
-    def __init__(
-        self,
-        stub: GameCalls,
-        game: str,
-        token: str,
-        policy: Policy,
-        *,
-        think: float = 0.0,
-        rpc_timeout: float = 10.0,
-        idle_timeout: float = 20.0,
-        attempts: int = 8,
-        backoff: float = 0.05,
-        max_backoff: float = 1.0,
-        response_view: game_service_pb2.ResponseView.ValueType = (
-            game_service_pb2.RESPONSE_VIEW_MINIMAL
-        ),
-    ) -> None:
-        self.name = game if game.startswith("games/") else f"games/{game}"
-        self.policy = policy
-        self._stub = stub
-        self._metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {token}"),)
-        self._think = think
-        self._rpc_timeout = rpc_timeout
-        self._idle_timeout = idle_timeout
-        self._attempts = attempts
-        self._backoff = backoff
-        self._max_backoff = max_backoff
-        self._response_view = response_view
-        self._view = game_pb2.GameView()
-        self._version = -1
-        self._rewound = False  # a refresh found the game behind the watch: reopen it
-        self.actions = 0
-        """Actions of this bot the service applied."""
-        self.reconnects = 0
-        """WatchGame streams reopened after a drop, an end, an idle spell or a rewind."""
-
-    @property
-    def view(self) -> game_pb2.GameView:
-        """The latest full view the bot has seen."""
-        return self._view
-
-    def _delay(self, attempt: int) -> float:
-        return float(min(self._max_backoff, self._backoff * 2**attempt))
-
-    async def run(self) -> game_pb2.GameView:
-        """Play until the match is over (or no deal is left); the final view."""
-        await self._refresh()
-        failures = 0
-        while True:
-            if is_over(self._view):
-                return self._view
-            await self._act()
-            if is_over(self._view):
-                return self._view
-            self._rewound = False  # the watch starts after the server's version
-            call = self._stub.WatchGame(
-                game_service_pb2.WatchGameRequest(name=self.name, after_version=self._version),
-                metadata=self._metadata,
-            )
-            dropped = True  # the stream failed or ended before the match did
-            loop = asyncio.get_running_loop()
-            try:
-                # One timeout for the whole stream, moved before each read (cheaper
-                # than a wait_for, which wraps every read in a task of its own).
-                async with asyncio.timeout(None) as idle:
-                    while True:
-                        idle.reschedule(loop.time() + self._idle_timeout)
-                        message = await call.read()
-                        idle.reschedule(None)
-                        if not isinstance(message, game_service_pb2.WatchGameResponse):
-                            break
-                        failures = 0
-                        if message.version <= self._version:
-                            continue  # already seen (through GetGame)
-                        self._view = message.game
-                        self._version = message.version
-                        if is_over(self._view):
-                            return self._view
-                        await self._act()
-                        if is_over(self._view):
-                            return self._view
-                        if self._rewound:
-                            break  # this stream follows versions the game lost: reopen
-                    dropped = not self._rewound
-            except TimeoutError:
-                dropped = False  # nothing for a while: resynchronise and watch again
-            except grpc.aio.AioRpcError as error:
-                if error.code() not in _STREAM_RETRY_CODES:
-                    raise
-            finally:
-                call.cancel()
-            if dropped:
-                failures += 1
-                if failures > self._attempts:
-                    raise BotError(f"{self.name}: WatchGame keeps failing")
-                await asyncio.sleep(self._delay(failures))
-            self.reconnects += 1
-            await self._refresh()
-
-    async def _refresh(self) -> None:
-        """GetGame (retried while the store is unavailable): the current full view,
-        adopted even when it is older than the newest version seen (the store
-        lost writes: the server is the truth)."""
-        request = game_service_pb2.GetGameRequest(name=self.name)
-        for attempt in range(self._attempts + 1):
-            try:
-                reply = await self._stub.GetGame(
-                    request, metadata=self._metadata, timeout=self._rpc_timeout
-                )
-            except grpc.aio.AioRpcError as error:
-                if error.code() not in _RETRY_CODES or attempt == self._attempts:
-                    raise
-                await asyncio.sleep(self._delay(attempt))
-                continue
-            view = reply.game
-            view.ClearField("events")
-            version = game_version(view)
-            if version < self._version:
-                self._rewound = True
-            self._view = view
-            self._version = version
-            return
-
-    async def _act(self) -> None:
-        """Act while the latest view says it is this seat's turn.
-
-        Returns once an action was applied (the stream brings the next view),
-        when the view proves stale (NOT_YOUR_TURN), or when it is not our turn.
-        """
-        refused = 0
-        while True:
-            view = self._view
-            if is_over(view) or not view.HasField("to_act") or view.to_act != view.seat:
-                return
-            action = self.policy.choose(view)
-            if self._think > 0:
-                await asyncio.sleep(self._think)
-            outcome = await self._submit(action, view.etag)
-            if outcome in ("applied", "wait"):
-                return
-            refused += 1  # "refresh": stale etag, conflict, or a refusal to re-check
-            if refused > self._attempts:
-                raise BotError(f"{self.name}: seat {view.seat} cannot get an action through")
-            await self._refresh()
-
-    async def _submit(self, action: game_pb2.Action, etag: str) -> str:
-        """Send one decision; "applied", "wait" (stale view) or "refresh"."""
-        request = game_service_pb2.SubmitActionRequest(
-            name=self.name,
-            action=action,
-            etag=etag,
-            request_id=uuid.uuid4().hex,
-            response_view=self._response_view,
-        )
-        for attempt in range(self._attempts + 1):
-            try:
-                await self._stub.SubmitAction(
-                    request, metadata=self._metadata, timeout=self._rpc_timeout
-                )
-            except grpc.aio.AioRpcError as error:
-                code = error.code()
-                last = attempt == self._attempts
-                if code in _RETRY_CODES and not last:
-                    await asyncio.sleep(self._delay(attempt))
-                    continue  # the same request id: applied at most once
-                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and not last:
-                    await asyncio.sleep(rate_limit_wait(error, self._max_backoff))
-                    continue
-                if code == grpc.StatusCode.ABORTED:
-                    return "refresh"
-                if code == grpc.StatusCode.FAILED_PRECONDITION:
-                    reason = TrucError.reason_of(error)
-                    if reason == "NOT_YOUR_TURN":
-                        return "wait"
-                    return "refresh"  # GAME_OVER, or a view that was stale after all
-                raise
-            self.actions += 1
-            return "applied"
-        raise AssertionError("unreachable")  # pragma: no cover

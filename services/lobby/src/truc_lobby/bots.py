@@ -3,10 +3,16 @@
 The matcher appends one job per bot seat (game, seat, player, token) to a Redis
 stream; replicas read it in one consumer group, so each job is played once.
 A bot plays through the public game API with its own token, exactly like a
-player (:class:`truc_bots.BotPlayer`). A job is acknowledged and deleted
-from the stream when its match is over (the stream holds the jobs in play, not
-every bot seat ever played); jobs of a replica that died are claimed by another
-after ``idle_ms`` and the bot resumes by watching the game from the start.
+player (:class:`truc_bots.BotPlayer`): one ``Play`` session per bot seat, its
+actions sent on it. A job is acknowledged and deleted from the stream when its
+match is over (the stream holds the jobs in play, not every bot seat ever
+played); jobs of a replica that died are claimed by another after ``idle_ms``
+and the bot resumes from the game's current view (``GetGame``, then a session
+after that version). A bot that gives up (:class:`truc_bots.BotError`: a
+refusal it cannot explain, or retries exhausted) leaves its job pending, to be
+claimed and played again after ``idle_ms``; one stopped by an error status of
+the game service (the game gone, the token refused, the service unreachable
+through every retry) is acknowledged.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import grpc
 from redis.exceptions import RedisError, ResponseError
 from truc.v1 import game_service_pb2_grpc
 
-from truc_bots import BotPlayer, HeuristicPolicy
+from truc_bots import BotError, BotPlayer, HeuristicPolicy
 from truc_redis.connection import RedisClient, script
 
 from .store import BOT_JOBS
@@ -82,8 +88,13 @@ class BotRunner:
         token = fields[b"token"].decode()
         seat = int(fields[b"seat"])
         try:
-            player = BotPlayer(self._game, "games/" + game, token, HeuristicPolicy(seed=seat))
+            player = BotPlayer(
+                self._game, "games/" + game, token, HeuristicPolicy(seed=seat), session=True
+            )
             await player.run()
         except grpc.RpcError as exc:
             log.warning("bot for %s seat %d stopped: %s", game, seat, exc)
+        except BotError as exc:
+            log.warning("bot for %s seat %d gave up (played again later): %s", game, seat, exc)
+            return
         await self._done(keys=[BOT_JOBS], args=[GROUP, job_id])
