@@ -17,6 +17,7 @@ def test_every_rpc_of_both_services_has_a_route() -> None:
         ("GET", "/v1/{name=games/*}"): "truc.v1.GameService.GetGame",
         ("POST", "/v1/{name=games/*}:submitAction"): "truc.v1.GameService.SubmitAction",
         ("GET", "/v1/{name=games/*}:watch"): "truc.v1.GameService.WatchGame",
+        ("GET", "/v1/{open.name=games/*}:play"): "truc.v1.GameService.Play",  # WebSocket
         ("POST", "/v1/guests:signIn"): "truc.v1.LobbyService.SignInGuest",
         ("POST", "/v1/tickets"): "truc.v1.LobbyService.CreateTicket",
         ("POST", "/v1/{name=tickets/*}:confirm"): "truc.v1.LobbyService.ConfirmTicket",

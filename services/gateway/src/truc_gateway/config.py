@@ -12,6 +12,8 @@
 | ``TRUC_GATEWAY_CORS_ORIGINS`` | (none) | origins browsers may call from (commas); ``*``: any |
 | ``TRUC_GATEWAY_CALL_TIMEOUT_MS`` | ``10000`` | deadline of each unary call to a service |
 | ``TRUC_GATEWAY_HEARTBEAT_MS`` | ``15000`` | an SSE comment line after this long without an event |
+| ``TRUC_GATEWAY_WS_OPEN_TIMEOUT_MS`` | ``10000`` | WebSocket: the token, ``open`` frames within |
+| ``TRUC_GATEWAY_WS_PING_MS`` | ``20000`` | WebSocket: a ping after this long idle (pong: half) |
 | ``TRUC_GATEWAY_GRACE_SECONDS`` | ``5`` | on SIGTERM, how long in-flight requests may finish |
 | ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level (``DEBUG``: a ``request`` line per request) |
 | ``TRUC_LOG_FORMAT`` | ``json`` | ``json`` (an object per line) or ``text`` |
@@ -53,6 +55,10 @@ class Settings(ServiceSettings):
     heartbeat_ms: int = Field(
         15_000, ge=10, le=600_000, validation_alias="TRUC_GATEWAY_HEARTBEAT_MS"
     )
+    ws_open_timeout_ms: int = Field(
+        10_000, ge=10, le=600_000, validation_alias="TRUC_GATEWAY_WS_OPEN_TIMEOUT_MS"
+    )
+    ws_ping_ms: int = Field(20_000, ge=10, le=600_000, validation_alias="TRUC_GATEWAY_WS_PING_MS")
     grace_seconds: float = Field(
         5.0,
         ge=0,

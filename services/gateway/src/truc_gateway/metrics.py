@@ -11,6 +11,13 @@
 * ``truc_gateway_sse_streams{route}`` (gauge): SSE streams open now.
 * ``truc_gateway_sse_events_total{route,event}`` (counter): SSE events sent:
   ``message`` (one streamed message), ``end``, ``error``.
+* ``truc_gateway_websocket_sessions{route}`` (gauge): WebSocket sessions open now.
+* ``truc_gateway_websocket_frames_total{route,direction}`` (counter): WebSocket
+  text frames, ``received`` from clients and ``sent`` to them.
+* ``truc_gateway_websocket_closes_total{route,code}`` (counter): WebSocket
+  sessions ended, by close code (``1000`` the match ended, ``1001`` the gateway
+  stopped, ``4000`` + an HTTP status after an error frame, ...: see
+  :mod:`truc_gateway.websocket`); ``1006`` when the connection broke unclosed.
 * ``truc_gateway_upstream_duration_seconds{service,method,code}`` (histogram):
   the gRPC calls the gateway made, by service (``truc.v1.GameService``), method
   and status code, as the services' ``truc_rpc_duration_seconds`` has them but
@@ -37,6 +44,9 @@ __all__ = [
     "SSE_STREAMS",
     "UNKNOWN_ROUTE",
     "UPSTREAM_SECONDS",
+    "WS_CLOSES",
+    "WS_FRAMES",
+    "WS_SESSIONS",
     "Children",
     "method_label",
 ]
@@ -62,6 +72,21 @@ SSE_EVENTS = Counter(
     "truc_gateway_sse_events_total",
     "Server-Sent Events sent, by route and event (message, end, error).",
     ["route", "event"],
+)
+WS_SESSIONS = Gauge(
+    "truc_gateway_websocket_sessions",
+    "WebSocket sessions open now on this gateway.",
+    ["route"],
+)
+WS_FRAMES = Counter(
+    "truc_gateway_websocket_frames_total",
+    "WebSocket text frames, by route and direction (received, sent).",
+    ["route", "direction"],
+)
+WS_CLOSES = Counter(
+    "truc_gateway_websocket_closes_total",
+    "WebSocket sessions ended, by route and close code.",
+    ["route", "code"],
 )
 UPSTREAM_SECONDS = Histogram(
     "truc_gateway_upstream_duration_seconds",

@@ -171,11 +171,63 @@ def _query_parameters(builder: _Builder, route: Route) -> list[dict[str, Any]]:
     return found
 
 
+_WEBSOCKET: Final = (
+    "Switching Protocols: a WebSocket carrying the session as JSON text frames "
+    '(the proto3 JSON mapping). Client frames: `{"token": "<JWT>"}` first when the '
+    "upgrade has no Authorization header (never in the URL), then one "
+    '`{"open": {"afterVersion": "N"}}` (the path names the game), then '
+    '`{"action": {...}}`: each a {request} (`x-websocket.client`). Server frames: '
+    "each a {response} (`x-websocket.server`): one per new version, a `refused` for a "
+    "refused action (also for an action frame that does not transcode: BAD_REQUEST; "
+    "the socket stays open). Errors that end the session: a frame "
+    '`{"error": <google.rpc.Status>, "httpStatus": N}`, then close 4000 + N '
+    "(4400 malformed frame, 4401 token, 4403 not seated, 4404 no game, 4408 no open "
+    "frame in time, 4503 the game replica stopped: resume). Close 1000: the match is "
+    "over; 1001: the gateway is stopping (resume with afterVersion = the last version "
+    "received, resending unanswered actions with the same requestId); 1003: a binary "
+    "frame; 1009: a frame over the body limit."
+)
+
+
+def _websocket_operation(
+    builder: _Builder, route: Route, parameters: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A WebSocket route: the GET that upgrades (101), its frames' schemas beside."""
+    request, response = route.method.input_type, route.method.output_type
+    operation: dict[str, Any] = {
+        "operationId": route.operation_id,
+        "tags": [route.method.containing_service.name],
+        "parameters": parameters,
+    }
+    builder.describe(operation, route.method.full_name)
+    text = _WEBSOCKET.replace("{request}", request.full_name).replace(
+        "{response}", response.full_name
+    )
+    operation["responses"] = {
+        "101": {"description": text},
+        "default": {
+            "description": "Refused before the upgrade: a google.rpc.Status with an "
+            "ErrorInfo (400 BAD_REQUEST for a query string, 403 ORIGIN_NOT_ALLOWED, "
+            "426 UPGRADE_REQUIRED for a GET that is not a WebSocket upgrade).",
+            "content": {
+                "application/json": {"schema": builder.message_ref(status_pb2.Status.DESCRIPTOR)}
+            },
+        },
+    }
+    operation["x-websocket"] = {
+        "client": builder.message_ref(request),
+        "server": builder.message_ref(response),
+    }
+    return operation
+
+
 def _operation(builder: _Builder, route: Route, path_names: list[str]) -> dict[str, Any]:
     parameters: list[dict[str, Any]] = [
         {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
         for n in path_names
     ]
+    if route.websocket:
+        return _websocket_operation(builder, route, parameters)
     parameters += _query_parameters(builder, route)
     if route.streaming:
         parameters.append(
@@ -250,8 +302,9 @@ def document(routes: Sequence[Route], comments: dict[str, str] | None = None) ->
         "info": {
             "title": "truc REST/JSON gateway",
             "version": "v1",
-            "description": "The truc.v1 gRPC API (GameService, LobbyService) as REST/JSON "
-            "and Server-Sent Events, generated from the google.api.http options of the proto. "
+            "description": "The truc.v1 gRPC API (GameService, LobbyService) as REST/JSON, "
+            "Server-Sent Events and a WebSocket (Play), generated from the google.api.http "
+            "options of the proto and the gateway's WebSocket routes. "
             "Messages use the proto3 JSON mapping; errors are google.rpc.Status JSON.",
         },
         "servers": [{"url": "/"}],

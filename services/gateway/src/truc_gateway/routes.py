@@ -11,6 +11,11 @@ Path templates follow ``google/api/http.proto``::
     Variable = "{" FieldPath [ "=" Segments ] "}" ;   Verb = ":" LITERAL ;
 
 A variable without ``=`` matches one segment (``*``); ``*`` never crosses a ``/``.
+
+A bidirectional-streaming RPC has no ``google.api.http`` rule (HTTP/1.1 cannot
+carry one): the few the gateway serves as WebSockets are listed in
+:data:`WEBSOCKET_ROUTES`, a ``GET`` template each, and join the table beside the
+annotated ones (:mod:`truc_gateway.websocket` serves them).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from truc.v1 import game_service_pb2, lobby_service_pb2
 
 __all__ = [
     "SERVICES",
+    "WEBSOCKET_ROUTES",
     "PathTemplate",
     "Route",
     "TemplateError",
@@ -51,6 +57,9 @@ SERVICES: Final = (
 
 RESUME_FIELD: Final = "after_version"
 """A streaming request field of this name takes the SSE ``Last-Event-ID``."""
+WEBSOCKET_ROUTES: Final = {"truc.v1.GameService.Play": "/v1/{open.name=games/*}:play"}
+"""Bidirectional RPCs served as a WebSocket: the path of the ``GET`` that upgrades.
+The path sets the field of the first (``open``) message it names."""
 EVENT_ID_FIELD: Final = "version"
 """A streamed response field of this name is the SSE event ``id``."""
 
@@ -191,7 +200,13 @@ class Route:
 
     @property
     def streaming(self) -> bool:
-        return bool(self.method.server_streaming)
+        """A server-streaming RPC: served as Server-Sent Events."""
+        return bool(self.method.server_streaming) and not self.websocket
+
+    @property
+    def websocket(self) -> bool:
+        """A bidirectional-streaming RPC: served as a WebSocket (:data:`WEBSOCKET_ROUTES`)."""
+        return bool(self.method.client_streaming and self.method.server_streaming)
 
     @property
     def path_fields(self) -> frozenset[str]:
@@ -237,6 +252,10 @@ def _rule_route(service: str, method: MethodDescriptor, rule: http_pb2.HttpRule)
         http_method, text = rule.custom.kind.upper(), rule.custom.path
     else:
         http_method, text = pattern.upper(), str(getattr(rule, pattern))
+    return _route(service, method, http_method, text, rule.body)
+
+
+def _route(service: str, method: MethodDescriptor, http_method: str, text: str, body: str) -> Route:
     template = PathTemplate.parse(text)
     request = method.input_type
     for variable in template.variables:
@@ -246,25 +265,32 @@ def _rule_route(service: str, method: MethodDescriptor, rule: http_pb2.HttpRule)
             raise TemplateError(f"{method.full_name}: no field {variable.field!r}") from None
         if leaf.type != FieldDescriptor.TYPE_STRING or leaf.is_repeated:
             raise TemplateError(f"{method.full_name}: {variable.field!r} is not a string")
-    if rule.body not in ("", "*") and rule.body not in request.fields_by_name:
-        raise TemplateError(f"{method.full_name}: no body field {rule.body!r}")
+    if body not in ("", "*") and body not in request.fields_by_name:
+        raise TemplateError(f"{method.full_name}: no body field {body!r}")
     return Route(
         service=service,
         method=method,
         http_method=http_method,
         template=template,
-        body=rule.body,
+        body=body,
         request_class=GetMessageClass(request),
         response_class=GetMessageClass(method.output_type),
     )
 
 
 def route_table(services: Iterable[ServiceDescriptor] = SERVICES) -> tuple[Route, ...]:
-    """Every annotated RPC (and its additional bindings) of ``services``, in proto order."""
+    """Every annotated RPC (and its additional bindings) of ``services`` and every
+    one of :data:`WEBSOCKET_ROUTES`, in proto order."""
     routes: list[Route] = []
     for service in services:
         for method in service.methods:
             options = method.GetOptions()
+            websocket = WEBSOCKET_ROUTES.get(method.full_name)
+            if websocket is not None:
+                if not (method.client_streaming and method.server_streaming):
+                    raise TemplateError(f"{method.full_name}: a WebSocket route is bidirectional")
+                routes.append(_route(service.full_name, method, "GET", websocket, ""))
+                continue
             if not options.HasExtension(annotations_pb2.http):
                 continue
             rule = options.Extensions[annotations_pb2.http]

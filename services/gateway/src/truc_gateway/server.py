@@ -6,8 +6,10 @@ Every request goes through :meth:`Gateway.dispatch`: match the route table
 body (at most ``TRUC_GATEWAY_MAX_BODY_BYTES``: 413 BODY_TOO_LARGE; JSON only:
 415 UNSUPPORTED_MEDIA_TYPE), transcode it, forward the call with the caller's
 ``Authorization`` header as gRPC metadata, and answer with JSON, an error
-(google.rpc.Status JSON) or an SSE stream. ``GET /openapi.json`` serves the
-OpenAPI document and ``GET /healthz`` the gateway's own liveness.
+(google.rpc.Status JSON) or an SSE stream. A bidirectional RPC (Play) is a
+WebSocket instead (:mod:`truc_gateway.websocket`): the ``GET`` upgrades and the
+session is relayed frame by frame. ``GET /openapi.json`` serves the OpenAPI
+document and ``GET /healthz`` the gateway's own liveness.
 
 Observed through :mod:`truc_telemetry`, as the services are: the series of
 :mod:`truc_gateway.metrics` on ``TRUC_METRICS_PORT``; log lines (JSON unless
@@ -23,8 +25,9 @@ service as metadata.
 Configured from the environment (:mod:`truc_gateway.config`) and run by the
 kit (:func:`truc_service.process.run_service`). On SIGTERM or SIGINT: SSE
 streams end (clients reconnect and resume), in-flight requests get
-``TRUC_GATEWAY_GRACE_SECONDS``, then the channels close; a second signal exits
-at once.
+``TRUC_GATEWAY_GRACE_SECONDS``, then the channels close; WebSocket sessions
+close 1001 (going away: clients resume elsewhere); a second signal exits at
+once.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from .openapi import served_document
 from .routes import Route, most_specific, route_table
 from .sse import StreamEnd, relay_stream
 from .transcode import build_request, message_json
+from .websocket import SessionEnd, SessionLimits, serve_session
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -115,9 +119,21 @@ class Gateway:
         }
         self._unary: dict[str, grpc.aio.UnaryUnaryMultiCallable[Any, Any]] = {}
         self._streams: dict[str, grpc.aio.UnaryStreamMultiCallable[Any, Any]] = {}
+        self._sessions: dict[str, grpc.aio.StreamStreamMultiCallable[Any, Any]] = {}
+        self._session_limits = SessionLimits(
+            max_frame_bytes=settings.max_body_bytes,
+            open_timeout=settings.ws_open_timeout_ms / 1000,
+            ping=settings.ws_ping_ms / 1000,
+        )
         for route in self.routes:
             channel = self._channels[route.service]
-            if route.streaming:
+            if route.websocket:
+                self._sessions[route.grpc_path] = channel.stream_stream(
+                    route.grpc_path,
+                    request_serializer=route.request_class.SerializeToString,
+                    response_deserializer=route.response_class.FromString,
+                )
+            elif route.streaming:
                 self._streams[route.grpc_path] = channel.unary_stream(
                     route.grpc_path,
                     request_serializer=route.request_class.SerializeToString,
@@ -170,6 +186,8 @@ class Gateway:
         exchange.route = route.method.name
         logs.bind(method=route.method.name)
         _bind_resource(variables)
+        if route.websocket:
+            return await self._session(request, route, variables)
         body = await self._body(request, route)
         metadata = self._metadata(request, route)
         message = build_request(
@@ -246,6 +264,53 @@ class Gateway:
         finally:
             self.open_streams -= 1
             gauge.dec()
+
+    async def _session(
+        self, request: web.Request, route: Route, variables: dict[str, str]
+    ) -> web.StreamResponse:
+        """A WebSocket session: the upgrade, then the frames relayed both ways."""
+        [name] = variables.values()  # the template's one variable: the game's name
+        if tracing.tracer is None:
+            return await self._relay_session(request, route, name, (), span=None)
+        with tracing.call_span(route.service, route.method.name) as span:
+            return await self._relay_session(request, route, name, tracing.outgoing(), span=span)
+
+    async def _relay_session(
+        self,
+        request: web.Request,
+        route: Route,
+        name: str,
+        traced: Metadata,
+        *,
+        span: Span | None,
+    ) -> web.StreamResponse:
+        multicallable = self._sessions[route.grpc_path]
+        opened: list[float] = []  # when the gRPC stream was opened, if it was
+
+        def open_call(metadata: Metadata) -> Any:
+            opened.append(time.perf_counter())
+            return multicallable(None, metadata=(*metadata, *traced))
+
+        end = SessionEnd()
+        self.open_streams += 1
+        try:
+            return await serve_session(
+                request,
+                route,
+                name,
+                open_call,
+                limits=self._session_limits,
+                cors=self.cors,
+                stopping=self.stopping,
+                end=end,
+            )
+        finally:
+            self.open_streams -= 1
+            if opened:  # not a refused upgrade, nor a socket closed before its open frame
+                labels = (route.service, route.method.name, end.code.name)
+                self._upstream.observe(labels, time.perf_counter() - opened[0])
+            if span is not None:
+                tracing.end_rpc(span, end.code.name, end.code.value[0])
 
     def _builtin(self, raw_path: str) -> Handler | None:
         return {"/openapi.json": self._openapi_json, "/healthz": self._health}.get(raw_path)
