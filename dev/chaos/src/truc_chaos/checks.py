@@ -6,11 +6,19 @@ simulated crash explains, :class:`Excused` entries); :func:`check_all` runs them
 all. A violation names the check, its subject (a game, a ticket, a player), what
 was found and the component it points at.
 
-* ``log``: every game's event log is versions 1..N (stream ids ``<v>-0``), N its version;
-* ``acks``: every acknowledged action is in the log at its version with its request
-  id (with ``appendfsync everysec``, only acks inside a simulated crash's window
-  may be missing: excused and counted); no request id answered with two versions
-  and no version produced by two request ids (nothing applied twice);
+* ``log``: every game's log holds one whole record per version after the first
+  (version - 1 of them), decodes, and replayed from version 1's state gives
+  exactly the stored current state (the service's own rebuild,
+  :func:`truc_game.history.replayed`, agrees), and its last record's deadline is
+  the game's;
+* ``acks``: every acknowledged action is in the log at its version: that version's
+  record holds the digest of the player's request id and is an action of the
+  player's seat (not one the service took for it at a deadline); with
+  ``appendfsync everysec``, only acks inside a simulated crash's window may be
+  missing: excused and counted. No request id answered with two versions, and no
+  request id's digest in two records (nothing applied twice);
+* ``ended``: every finished game has exactly one entry in its shard's ended-games
+  stream, with its winner; no unfinished game has one;
 * ``moving``: every unfinished game has a turn deadline that is not overdue (the
   deadline index agrees);
 * ``one-game``: no human player seated in two games live at the same time; no game
@@ -23,21 +31,39 @@ was found and the component it points at.
   public ``ListGames`` lists each game once and agrees with Redis;
 * ``watch``: each watcher saw versions 1, 2, 3... once each, in order, across its
   reconnects; it went backward only after a simulated crash (a rewind); and what it
-  saw last agrees with the log (what it saw after the last crash must; versions it
-  saw before a crash that the crash rewrote, without ever being shown the rewritten
-  ones, are excused and counted: version numbers are reused after a loss);
+  saw last agrees with the log: each version's deadline is the one its record
+  keeps, and its view's public part the replayed version's (what it saw after the
+  last crash must agree; versions it saw before a crash that the crash rewrote,
+  without ever being shown the rewritten ones, are excused and counted: version
+  numbers are reused after a loss);
 * ``vanished``: a game a player was playing disappeared without a crash to explain it.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from truc_game.history import replayed
+from truc_game.ports import (
+    FINISHED_RECORD_BYTES,
+    RECORD_BYTES,
+    GameLog,
+    GameMeta,
+    Snapshot,
+    parse_record,
+    request_digest,
+)
+from truc_protocol.errors import Internal
+from truc_rules.action_codec import ActionRecord, decode_records
+from truc_rules.registry import AnyState, decode_state, encode_state
+from truc_rules.replay import replay
 
 from .aof import Truncation
 from .records import Ack, Journal
 from .store_state import GameState, StoreState
+from .views import replayed_digest
 
 __all__ = ["CheckInput", "Excused", "Violation", "check_all"]
 
@@ -45,6 +71,8 @@ _STALL_MS = 8000.0
 """An unfinished game's deadline overdue by more than this is stuck (the claim
 lease is 5 s and the sweep polls every 200 ms)."""
 _RATING_TOLERANCE = 1e-6
+_NO_REQUEST = request_digest("")
+"""A record's request digest when no request id made it (a deadline's action)."""
 _CLOCK_SLACK_MS = 20.0
 """Start and end times come from the replicas' clocks and TTLs (one machine: ms)."""
 
@@ -116,32 +144,135 @@ def _crashed_between(start: float, end: float, truncations: Sequence[Truncation]
 # --------------------------------------------------------------------------- log
 
 
-def check_logs(store: StoreState) -> list[Violation]:
-    found: list[Violation] = []
-    for game in store.games.values():
-        ids = [e.entry_id for e in game.log]
-        expected = [f"{v}-0" for v in range(1, game.version + 1)]
-        if ids == expected:
-            continue
-        have = set(ids)
-        missing = [v for v in range(1, game.version + 1) if f"{v}-0" not in have]
-        extra = [i for i in ids if i not in set(expected)]
-        parts = []
-        if missing:
-            parts.append(f"versions {_ranges(missing)} missing")
-        if extra:
-            parts.append(f"unexpected entries {extra[:5]}")
-        if not parts:
-            parts.append("entries out of order")
-        found.append(
-            Violation(
-                "log-gap",
-                f"games/{game.game}",
-                f"event log of version {game.version} has {len(ids)} entries: " + "; ".join(parts),
-                "game service (commit script)",
-            )
+@dataclass(frozen=True, slots=True)
+class Rebuilt:
+    """A game's log, decoded and replayed: what the other checks compare with."""
+
+    records: list[ActionRecord]
+    """The action of each version after the first (record ``i``: version ``i + 2``)."""
+    deadlines: list[int | None]
+    """The deadline each version set, version 1 first."""
+    requests: list[bytes]
+    """The request digest of each version after the first (zeros: none)."""
+    states: list[AnyState]
+    """The state of each version, version 1 first."""
+    compacted: bool = False
+    """A finished game's log: its records keep no deadline."""
+
+    def record_of(self, version: int) -> ActionRecord | None:
+        """The action that made ``version`` (None for version 1 or past the log)."""
+        return self.records[version - 2] if 2 <= version <= len(self.records) + 1 else None
+
+    def version_of(self, request: str) -> list[int]:
+        """The versions whose record holds the digest of ``request`` (player NUL
+        request id)."""
+        digest = request_digest(request)
+        return [i + 2 for i, held in enumerate(self.requests) if held == digest]
+
+
+@dataclass(frozen=True, slots=True)
+class Unsound:
+    """Why a game's log cannot be rebuilt."""
+
+    check: str
+    detail: str
+
+
+def rebuild(game: GameState) -> Rebuilt | Unsound:
+    """The game's every version, replayed from its stored log; or why it cannot be:
+    the log is not one whole record per version after the first, does not decode,
+    is refused by the rules (here, or by the service's own rebuild,
+    :func:`truc_game.history.replayed`), or does not lead to the stored current
+    state."""
+    log = game.log
+    size = FINISHED_RECORD_BYTES if game.compacted else RECORD_BYTES
+    if game.compacted and not game.finished:
+        return Unsound("log-corrupt", "the log was compacted, but the game is not over")
+    if len(log) % size:
+        return Unsound(
+            "log-corrupt",
+            f"the log ({len(log)} bytes) ends in a partial record ({size} bytes each)",
         )
-    return found
+    count = len(log) // size
+    if count != game.version - 1:
+        missing = game.version - 1 - count
+        return Unsound(
+            "log-gap",
+            f"the log holds {count} records for version {game.version}, which has "
+            f"{game.version - 1} actions: "
+            + (f"{missing} missing" if missing > 0 else f"{-missing} too many"),
+        )
+    actions, deadlines, requests = b"", [game.first_deadline_ms], []
+    for at in range(0, len(log), size):
+        record = log[at : at + size]
+        action, deadline = parse_record(record)
+        actions += action
+        deadlines.append(deadline)
+        requests.append(record[size - 8 :])
+    try:
+        records = decode_records(actions)
+        states = [decode_state(game.first_state)]
+        states += [t.state for t in replay(states[0], records)]
+        last = encode_state(states[-1])
+    except Exception as error:  # any failure is the finding
+        return Unsound("log-corrupt", f"the log does not replay from version 1: {error}")
+    if last != game.state:
+        return Unsound(
+            "log-replay-mismatch",
+            f"replaying the log from version 1 gives a version {game.version} other than "
+            f"the stored state ({len(last)} bytes, stored {len(game.state)})",
+        )
+    snapshot = Snapshot(
+        game.version, game.state, GameMeta(game.players, game.turn_seconds), game.deadline_ms
+    )
+    try:  # what GetGame, a resumed watch and a replay are built from agrees
+        history = replayed(
+            GameLog(
+                snapshot,
+                game.first_state,
+                game.first_events,
+                game.first_deadline_ms,
+                log,
+                game.compacted,
+            ),
+            game.game,
+        )
+    except Internal as error:
+        return Unsound("log-corrupt", f"the service's rebuild refuses the log: {error}")
+    if list(history.deadlines) != deadlines:
+        return Unsound("log-corrupt", "the service's rebuild reads other deadlines")
+    return Rebuilt(records, deadlines, requests, states, game.compacted)
+
+
+def check_logs(store: StoreState) -> tuple[list[Violation], dict[str, Rebuilt]]:
+    """Each game's log against its version, state and deadline; the games rebuilt
+    (those whose log is sound)."""
+    found: list[Violation] = []
+    rebuilt: dict[str, Rebuilt] = {}
+    for game in store.games.values():
+        subject = f"games/{game.game}"
+        found += [
+            Violation("store-unreadable", subject, problem, "game service (commit script)")
+            for problem in game.unreadable
+        ]
+        outcome = rebuild(game)
+        if isinstance(outcome, Unsound):
+            found.append(
+                Violation(outcome.check, subject, outcome.detail, "game service (commit script)")
+            )
+            continue
+        rebuilt[game.game] = outcome
+        if outcome.deadlines[-1] != game.deadline_ms:
+            found.append(
+                Violation(
+                    "deadline-mismatch",
+                    subject,
+                    f"the game's deadline is {game.deadline_ms}, but the log says version "
+                    f"{game.version} set {outcome.deadlines[-1]}",
+                    "game service (commit script)",
+                )
+            )
+    return found, rebuilt
 
 
 def _ranges(values: Sequence[int]) -> str:
@@ -160,19 +291,37 @@ def _ranges(values: Sequence[int]) -> str:
 # --------------------------------------------------------------------------- acks
 
 
-def lost_acks(store: StoreState, acks: Iterable[Ack]) -> list[Ack]:
-    """The acknowledged actions that are not in the log at their version with their id."""
-    lost: list[Ack] = []
-    for ack in acks:
-        game = store.games.get(_id(ack.game))
-        key = f"{ack.player}\x00{ack.request_id}"
-        if game is None or game.requests.get(key) != ack.version or game.entry(ack.version) is None:
-            lost.append(ack)
-    return lost
+def why_lost(game: GameState | None, rebuilt: Rebuilt | None, ack: Ack) -> str | None:
+    """Why the acknowledged action ``ack`` is not in the game as stored (None: it is):
+    its version must be in the log, made by the request's digest, as an action of
+    the player's seat that the service did not take for it at a deadline. (Of a log
+    that does not rebuild, reported by ``log``, only the version is checked.)"""
+    if game is None:
+        return "the game is gone"
+    if not 2 <= ack.version <= game.version:
+        return f"the log is at version {game.version}"
+    if rebuilt is None:
+        return None
+    versions = rebuilt.version_of(f"{ack.player}\x00{ack.request_id}")
+    if versions != [ack.version]:
+        where = f"at version(s) {versions}" if versions else "absent"
+        return f"the log is at version {game.version}, request id {where}"
+    record = rebuilt.record_of(ack.version)
+    seat = game.seat_of(ack.player)
+    if record is not None and (record.seat != seat or record.timed_out):
+        by = "the service at a deadline for " if record.timed_out else ""
+        return (
+            f"the log's version {ack.version} is an action of {by}seat {record.seat}, "
+            f"not of the player's seat {seat}"
+        )
+    return None
 
 
-def check_acks(data: CheckInput) -> tuple[list[Violation], list[Excused]]:
+def check_acks(
+    data: CheckInput, rebuilt: dict[str, Rebuilt] | None = None
+) -> tuple[list[Violation], list[Excused]]:
     store, journal = data.store, data.journal
+    rebuilt = rebuilt if rebuilt is not None else {}
     found: list[Violation] = []
     excused: list[Excused] = []
     by_request: dict[tuple[str, str, str], set[int]] = defaultdict(set)
@@ -189,39 +338,27 @@ def check_acks(data: CheckInput) -> tuple[list[Violation], list[Excused]]:
                     "game service (request ids)",
                 )
             )
-    for game in store.games.values():
-        counts = Counter(game.requests.values())
-        for version, n in counts.items():
-            if n > 1:
-                ids = [k.replace("\x00", " ") for k, v in game.requests.items() if v == version]
-                found.append(
-                    Violation(
-                        "applied-twice",
-                        f"games/{game.game}",
-                        f"version {version} recorded for {n} request ids: {ids}",
-                        "game service (request ids)",
-                    )
+    for game_id, game in rebuilt.items():
+        counts = Counter(r for r in game.requests if r != _NO_REQUEST)
+        twice = sorted(v + 2 for v, r in enumerate(game.requests) if counts[r] > 1)
+        if twice:
+            found.append(
+                Violation(
+                    "applied-twice",
+                    f"games/{game_id}",
+                    f"versions {_ranges(twice)} were made by a request id already applied "
+                    "(one digest in two records)",
+                    "game service (request ids)",
                 )
-            if version > game.version:
-                found.append(
-                    Violation(
-                        "request-beyond-log",
-                        f"games/{game.game}",
-                        f"a request id maps to version {version} > the game's {game.version}",
-                        "game service (commit script)",
-                    )
-                )
-    for ack in lost_acks(store, journal.acks):
-        cut = _in_window(ack.at, data.truncations)
+            )
+    for ack in journal.acks:
         held = store.games.get(_id(ack.game))
+        where = why_lost(held, rebuilt.get(_id(ack.game)), ack)
+        if where is None:
+            continue
         if held is None and data.expired(ack.game):
             continue  # finished, and kept no longer than the service's retention
-        if held is None:
-            where = "the game is gone"
-        else:
-            key = f"{ack.player}\x00{ack.request_id}"
-            state = "absent" if key not in held.requests else "at another version"
-            where = f"the log is at version {held.version}, request id {state}"
+        cut = _in_window(ack.at, data.truncations)
         detail = (
             f"{ack.via} ack of request {ack.request_id} (seat {ack.seat}) at version "
             f"{ack.version}: {where}"
@@ -231,6 +368,63 @@ def check_acks(data: CheckInput) -> tuple[list[Violation], list[Excused]]:
         else:
             found.append(Violation("lost-ack", ack.game, detail, "store (durability)"))
     return found, excused
+
+
+# --------------------------------------------------------------------------- ended
+
+
+def check_ended(store: StoreState) -> list[Violation]:
+    """Each game's entries in its shard's ended-games stream (read before and after
+    the games: a game read unfinished had not ended by the first read, one read
+    finished had by the second)."""
+    found: list[Violation] = []
+    for game in store.games.values():
+        subject = f"games/{game.game}"
+        ends = store.ended.get(game.game, [])
+        if not game.finished:
+            if game.game in store.ended_before:
+                found.append(
+                    Violation(
+                        "end-of-unfinished-game",
+                        subject,
+                        f"in the ended-games stream, but at version {game.version} it is "
+                        f"unfinished (phase {game.phase})",
+                        "game service (commit script)",
+                    )
+                )
+            continue
+        if not ends:
+            found.append(
+                Violation(
+                    "end-unannounced",
+                    subject,
+                    f"finished at version {game.version} but not in its shard's ended-games "
+                    "stream (the lobby learns of it only from its sweep)",
+                    "game service (commit script)",
+                )
+            )
+            continue
+        if len(ends) > 1:
+            found.append(
+                Violation(
+                    "ended-twice",
+                    subject,
+                    f"{len(ends)} entries in the ended-games stream",
+                    "game service (commit script)",
+                )
+            )
+        winner = "" if game.winner is None else "AB"[game.winner]
+        wrong = sorted({e.winner for e in ends if e.winner != winner})
+        if wrong:
+            found.append(
+                Violation(
+                    "end-wrong-winner",
+                    subject,
+                    f"the ended-games stream says winner {wrong}, the state {winner or 'none'}",
+                    "game service (commit script)",
+                )
+            )
+    return found
 
 
 # --------------------------------------------------------------------------- moving
@@ -554,8 +748,12 @@ def check_results(data: CheckInput) -> list[Violation]:
 # --------------------------------------------------------------------------- watch
 
 
-def check_watchers(data: CheckInput) -> tuple[list[Violation], list[Excused]]:
+def check_watchers(
+    data: CheckInput, rebuilt: dict[str, Rebuilt] | None = None
+) -> tuple[list[Violation], list[Excused]]:
     store, truncations = data.store, data.truncations
+    rebuilt = rebuilt if rebuilt is not None else {}
+    digests: dict[tuple[str, int], bytes] = {}
     found: list[Violation] = []
     excused: list[Excused] = []
     last_crash = max((cut.ends_at for cut in truncations), default=None)
@@ -603,11 +801,30 @@ def check_watchers(data: CheckInput) -> tuple[list[Violation], list[Excused]]:
         game = store.games.get(_id(log.game))
         if game is None or not log.epochs[-1]:
             continue
+        # Was each version seen the one the log holds under its number? Each
+        # version's record keeps the deadline it set (a time: it tells two
+        # histories apart even where their states agree; until the game ends and
+        # its log is compacted), and replaying the log
+        # gives its state, whose public part the view must show (it tells apart
+        # two histories whose deadlines agree). Versions past the log, or in a
+        # log that does not rebuild (reported by ``log``), are not compared.
+        replay = rebuilt.get(game.game)
+        if replay is None:
+            continue
         stale = []
         for seen in log.epochs[-1]:
-            entry = game.entry(seen.version)
-            if entry is not None and entry.deadline_ms != seen.deadline_ms:
+            if seen.version > len(replay.states):
+                continue
+            # A finished game's log keeps no deadlines (compacted at the end):
+            # only the replayed state tells its versions apart then.
+            if not replay.compacted and seen.deadline_ms != replay.deadlines[seen.version - 1]:
                 stale.append(seen)
+            elif seen.digest:
+                key = (game.game, seen.version)
+                if key not in digests:
+                    digests[key] = replayed_digest(replay.states[seen.version - 1], game.players)
+                if digests[key] != seen.digest:
+                    stale.append(seen)
         if not stale:
             continue
         before_crash = [s for s in stale if last_crash is not None and s.at <= last_crash]
@@ -660,16 +877,17 @@ def check_health(data: CheckInput) -> list[Violation]:
 
 def check_all(data: CheckInput) -> tuple[list[Violation], list[Excused]]:
     """Every check; the violations and the excused (crash-window) losses."""
-    violations = check_logs(data.store)
-    ack_violations, excused = check_acks(data)
+    violations, rebuilt = check_logs(data.store)
+    ack_violations, excused = check_acks(data, rebuilt)
     violations += ack_violations
+    violations += check_ended(data.store)
     violations += check_moving(data.store)
     ticket_violations, ticket_excused = check_tickets(data)
     excused += ticket_excused
     violations += check_one_game(data, affected_games(data, excused))
     violations += ticket_violations
     violations += check_results(data)
-    watch_violations, watch_excused = check_watchers(data)
+    watch_violations, watch_excused = check_watchers(data, rebuilt)
     violations += watch_violations
     excused += watch_excused
     violations += check_vanished(data)

@@ -211,7 +211,7 @@ class FaultInjector:
             players = {p for p, n in self.journal.names.items() if n in names}
             for key in await self._game_keys() - known:
                 if key.count(b":") != 3:
-                    continue  # the game's other keys (events, requests, rates)
+                    continue  # the game's other keys (its log, rate counters)
                 meta = await self._redis.hget(key, "m")
                 if meta and players & set(json.loads(meta).get("p", [])):
                     return key.decode().rsplit(":", 1)[-1]

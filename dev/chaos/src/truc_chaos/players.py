@@ -47,6 +47,7 @@ from truc_bots import HeuristicPolicy
 from truc_protocol.views import game_version, is_over
 
 from .records import Ack, Finish, Journal, TicketLog, WatchLog
+from .views import public_digest
 
 __all__ = ["CallError", "Player", "PlayerSettings", "Transport", "deadline_ms"]
 
@@ -486,7 +487,7 @@ class _Match:
                     return False
                 except TimeoutError:
                     return False
-                self.log.seen(version, deadline_ms(view))
+                self.log.seen(version, deadline_ms(view), digest=public_digest(view))
                 if version <= self.watched:
                     continue  # a duplicate: the watch log shows it to the checks
                 self.watched = version

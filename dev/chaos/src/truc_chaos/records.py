@@ -5,8 +5,9 @@ The scripted players write into one :class:`Journal`:
 * every acknowledged ``SubmitAction`` (:class:`Ack`: game, seat, request id, the
   version it produced, when the answer came);
 * every version each watcher received (:class:`WatchLog`: per game and player,
-  across reconnects; a new *epoch* starts when the player found the game's version
-  had gone backward and watched it again from the start: :class:`Rewind`);
+  across reconnects, with its deadline and the digest of its public part; a new
+  *epoch* starts when the player found the game's version had gone backward and
+  watched it again from the start: :class:`Rewind`);
 * every ticket and what became of it (:class:`TicketLog`);
 * when each player saw a game finished (:class:`Finish`), games that vanished
   (:class:`LostGame`) and what a player ran into (:class:`Note`).
@@ -54,9 +55,12 @@ class Seen:
 
     version: int
     deadline_ms: int | None
-    """The version's turn deadline as the view carried it (None: nobody to act):
-    set when the version was committed, so it tells two histories apart."""
+    """The version's turn deadline as the view carried it (None: nobody to act, or
+    a version delivered from the game log, which keeps the current deadline only)."""
     at: float
+    digest: bytes = b""
+    """The view's public part (:func:`truc_chaos.views.public_digest`): tells two
+    histories of one version number apart."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +82,12 @@ class WatchLog:
     rewinds: list[Rewind] = field(default_factory=list)
     reconnects: int = 0
 
-    def seen(self, version: int, deadline_ms: int | None, at: float | None = None) -> None:
-        self.epochs[-1].append(Seen(version, deadline_ms, time.time() if at is None else at))
+    def seen(
+        self, version: int, deadline_ms: int | None, at: float | None = None, digest: bytes = b""
+    ) -> None:
+        self.epochs[-1].append(
+            Seen(version, deadline_ms, time.time() if at is None else at, digest)
+        )
 
     def rewind(self, from_version: int, to_version: int, at: float | None = None) -> None:
         self.rewinds.append(Rewind(time.time() if at is None else at, from_version, to_version))

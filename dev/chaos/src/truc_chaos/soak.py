@@ -77,10 +77,12 @@ FINISHED_GAME_TTL_SECONDS: Final = 60
 """Finished games are kept this long, so Redis holds what is being played, not
 the soak's whole history (the checks know a finished game may be gone)."""
 _ACTION_METRICS: Final = re.compile(
-    r'^truc_actions_total\{[^}]*origin="player"[^}]*\}\s+([0-9.eE+-]+)$', re.MULTILINE
+    r'^truc_actions_total\{[^}]*origin="(?:player|session)"[^}]*\}\s+([0-9.eE+-]+)$',
+    re.MULTILINE,
 )
 _STREAM_METRICS: Final = re.compile(
-    r"^(truc_watch_streams|truc_gateway_sse_streams)\{[^}]*\}\s+([0-9.eE+-]+)$", re.MULTILINE
+    r"^(truc_watch_streams|truc_sessions|truc_gateway_sse_streams)\b[^ ]*\s+([0-9.eE+-]+)$",
+    re.MULTILINE,
 )
 
 

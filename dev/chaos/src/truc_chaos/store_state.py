@@ -2,12 +2,20 @@
 plain data the checks (:mod:`truc_chaos.checks`) can compare with the journal.
 
 The keys are the services' own (``truc_game.adapters.redis_keys``,
-``truc_lobby.store``, ``results``, ``history``):
+``truc_redis.game_ends``, ``truc_lobby.store``, ``results``, ``history``):
 
-* a game ``truc:{gN}:game:<id>`` (hash ``v`` ``s`` ``m`` ``d``), its event log
-  ``...:events`` (a stream, one entry ``<version>-0`` per version, field ``d`` the
-  deadline it set) and its request ids ``...:requests`` (player NUL request id ->
-  version); the deadline index ``truc:{gN}:deadlines``;
+* a game ``truc:{gN}:game:<id>`` (hash ``v`` version, ``s`` state, ``m`` meta,
+  ``d`` the current deadline, ``f`` ``e`` ``g`` version 1's state, events and
+  deadline) and its log ``...:log`` (a string, one
+  :data:`~truc_game.ports.RECORD_BYTES` record per version after the first: the
+  action, the deadline it set, its request id's digest;
+  :func:`truc_game.ports.log_record`), read at one instant (MULTI/EXEC) with its
+  score in the deadline index ``truc:{gN}:deadlines`` and its time to live. No
+  other version's state is stored: the checks rebuild every version by replaying
+  the log from version 1;
+* each shard's ended-games stream ``truc:{gN}:ended`` (one entry per finished
+  game), read before and after the games, so that a game read unfinished cannot
+  have ended before the first read and one read finished has ended by the second;
 * tickets ``truc:{lobby}:ticket:<id>`` (``s`` state, ``m`` members, ``g`` game,
   ``t`` table), the queue, each player's live key, the ratings hash, each
   player's history (a sorted set of game ids), each game's summary, the games
@@ -24,7 +32,7 @@ from typing import Any, Final, cast
 
 import redis
 
-from truc_game.adapters.redis_keys import Keys, deadlines
+from truc_game.adapters.redis_keys import SHARDS, Keys, deadlines
 from truc_game.ports import GameMeta
 from truc_game.service import is_over
 from truc_lobby.history import GameRecord, history_key, summary_key
@@ -38,19 +46,13 @@ from truc_lobby.store import (
     ticket_key,
     tracking_key,
 )
+from truc_redis.game_ends import GameEnd, ended_stream
 from truc_rules import decode_state
 from truc_rules.truc_y_flou.state import Phase
 
-__all__ = ["GameState", "LogEntry", "StoreState", "TicketState", "read_store"]
+__all__ = ["Ended", "GameState", "StoreState", "TicketState", "read_store"]
 
 _GAME_KEY: Final = re.compile(r"^truc:\{g(\d+)\}:game:([A-Za-z0-9_-]+)$")
-
-
-@dataclass(frozen=True, slots=True)
-class LogEntry:
-    entry_id: str
-    """The stream entry id as stored (``<version>-0``)."""
-    deadline_ms: int | None
 
 
 @dataclass(slots=True)
@@ -61,36 +63,59 @@ class GameState:
     players: tuple[str, ...]
     turn_seconds: int
     deadline_ms: int | None
+    """The current version's deadline (``d``)."""
     finished: bool
     phase: str
-    log: list[LogEntry] = field(default_factory=list)
-    requests: dict[str, int] = field(default_factory=dict)
-    """``player NUL request id`` -> the version it produced."""
+    winner: int | None = None
+    """The match's winning team once finished (None: no winner, or unfinished)."""
+    state: bytes = b""
+    """The current state as stored (``s``)."""
+    first_state: bytes = b""
+    """Version 1's state (``f``)."""
+    first_events: bytes = b""
+    """Version 1's events (``e``)."""
+    first_deadline_ms: int | None = None
+    """Version 1's deadline (``g``)."""
+    log: bytes = b""
+    compacted: bool = False
+    """The log was compacted when the game ended (FINISHED_RECORD_BYTES records,
+    no deadlines)."""
+    """The game's log (``...:log``): one record per version after the first."""
+    unreadable: list[str] = field(default_factory=list)
+    """What could not be read as the service writes it (a finding in itself)."""
     indexed_deadline: float | None = None
     """The game's score in its shard's deadline index (None: not there)."""
     last_commit_ms: float | None = None
-    """When its last version was written: every commit sets the game's time to live
-    (the finished TTL for the version that ends it), so the time left tells."""
+    """When its last version was written: the ended-games entry of a finished game
+    (Redis's clock), else told by its time to live (every commit sets it; the
+    finished TTL for the version that ends it)."""
+
+    @property
+    def created_ms(self) -> float | None:
+        """When version 1 was written (its deadline minus the turn time)."""
+        if self.first_deadline_ms is None:
+            return None
+        return self.first_deadline_ms - self.turn_seconds * 1000.0
 
     @property
     def humans(self) -> list[str]:
         return [p for p in self.players if not p.startswith("bot:")]
 
-    def entry(self, version: int) -> LogEntry | None:
-        if 1 <= version <= len(self.log) and self.log[version - 1].entry_id == f"{version}-0":
-            return self.log[version - 1]
-        for found in self.log:
-            if found.entry_id == f"{version}-0":
-                return found
-        return None
-
-    @property
-    def created_ms(self) -> float | None:
-        """When version 1 was written (its deadline minus the turn time)."""
-        first = self.entry(1)
-        if first is None or first.deadline_ms is None:
+    def seat_of(self, player: str) -> int | None:
+        try:
+            return self.players.index(player)
+        except ValueError:
             return None
-        return first.deadline_ms - self.turn_seconds * 1000.0
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """One entry of a shard's ended-games stream."""
+
+    at_ms: int
+    """When the commit finishing the game wrote it (the entry id's time)."""
+    winner: str
+    """``A``, ``B`` or empty (no winner)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +144,11 @@ class StoreState:
     tracked: set[str] = field(default_factory=set)
     claims: dict[str, float] = field(default_factory=dict)
     """Claimed tables not seated yet: claim (the game id it will get) -> lease expiry ms."""
+    ended: dict[str, list[Ended]] = field(default_factory=dict)
+    """Game id -> its entries in its shard's ended-games stream, read after the games."""
+    ended_before: set[str] = field(default_factory=set)
+    """The games with an ended-games entry already when the streams were read
+    before the games."""
 
 
 def _text(raw: Any) -> str:
@@ -142,16 +172,31 @@ _WEEK: Final = 7 * 24 * 3600
 
 def _game(client: redis.Redis, game: str, ttls: tuple[int, int]) -> GameState | None:
     keys = Keys(game)
-    values = cast(list[bytes | None], client.hmget(keys.game, ["v", "s", "m", "d"]))
+    pipe = client.pipeline(transaction=True)  # one game at one instant: MULTI/EXEC
+    pipe.hmget(keys.game, ["v", "s", "m", "d", "f", "e", "g", "c"])
+    pipe.get(keys.log)
+    pipe.zscore(deadlines(keys.shard), game)
+    pipe.pttl(keys.game)
+    values, log, score, left = cast(
+        tuple[list[bytes | None], bytes | None, float | None, int], pipe.execute()
+    )
     if values[0] is None:
         return None
-    meta = GameMeta.decode(values[2]) if values[2] else GameMeta((), 0)
+    unreadable: list[str] = []
+    try:
+        meta = GameMeta.decode(values[2] or b"")
+    except (ValueError, KeyError, TypeError) as error:
+        unreadable.append(f"meta {values[2]!r}: {error}")
+        meta = GameMeta((), 0)
+    winner: int | None = None
     try:
         state = decode_state(bytes(values[1] or b""))
         finished = is_over(state)
         phase_name = Phase(state.phase).name
+        winner = state.winner if finished else None
     except Exception as error:  # a state the engine cannot read is itself a finding
         finished, phase_name = False, f"undecodable: {error}"
+        unreadable.append(f"current state: {error}")
     found = GameState(
         game=game,
         version=int(values[0]),
@@ -160,18 +205,37 @@ def _game(client: redis.Redis, game: str, ttls: tuple[int, int]) -> GameState | 
         deadline_ms=int(values[3]) if values[3] else None,
         finished=finished,
         phase=phase_name,
+        winner=winner,
+        state=bytes(values[1] or b""),
+        first_state=bytes(values[4] or b""),
+        first_events=bytes(values[5] or b""),
+        first_deadline_ms=int(values[6]) if values[6] else None,
+        log=bytes(log or b""),
+        compacted=bool(values[7]),
+        unreadable=unreadable,
+        indexed_deadline=None if score is None else float(score),
     )
-    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], client.xrange(keys.events))
-    for entry_id, fields in entries:
-        deadline = fields.get(b"d")
-        found.log.append(LogEntry(_text(entry_id), int(deadline) if deadline else None))
-    found.requests = {_text(k): int(v) for k, v in _hash(client, keys.requests).items()}
-    score = cast(float | None, client.zscore(deadlines(keys.shard), game))
-    found.indexed_deadline = None if score is None else float(score)
-    left = cast(int, client.pttl(keys.game))
     if left > 0:
         ttl_ms = (ttls[1] if finished else ttls[0]) * 1000
         found.last_commit_ms = time.time() * 1000 - (ttl_ms - left)
+    return found
+
+
+def _ended(client: redis.Redis) -> dict[str, list[Ended]]:
+    """Every shard's ended-games entries, by game."""
+    pipe = client.pipeline(transaction=False)
+    for shard in range(SHARDS):
+        pipe.xrange(ended_stream(shard))
+    found: dict[str, list[Ended]] = {}
+    for entries in cast(list[list[tuple[bytes, dict[bytes, bytes]]]], pipe.execute()):
+        for entry_id, fields in entries:
+            try:
+                end = GameEnd.from_fields(fields)
+            except ValueError:
+                continue  # not the game service's: the lobby skips it too
+            at_ms = int(_text(entry_id).split("-", 1)[0])
+            winner = "" if end.winner is None else "AB"[end.winner]
+            found.setdefault(end.game_id, []).append(Ended(at_ms, winner))
     return found
 
 
@@ -189,6 +253,7 @@ def read_store(
 
 def _read(client: redis.Redis, ttls: tuple[int, int]) -> StoreState:
     state = StoreState()
+    state.ended_before = set(_ended(client))
     for key in _scan(client, "truc:{g*}:game:*"):
         matched = _GAME_KEY.match(key)
         if matched is None:
@@ -196,6 +261,11 @@ def _read(client: redis.Redis, ttls: tuple[int, int]) -> StoreState:
         game = _game(client, matched.group(2), ttls)
         if game is not None:
             state.games[game.game] = game
+    state.ended = _ended(client)
+    for game in state.games.values():
+        ends = state.ended.get(game.game, [])
+        if game.finished and len(ends) == 1:
+            game.last_commit_ms = float(ends[0].at_ms)  # Redis's clock, not a TTL's
     prefix = ticket_key("")
     for key in _scan(client, prefix + "*"):
         raw = _hash(client, key)
