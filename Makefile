@@ -77,7 +77,9 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 ## bench: engine speed (every rule set), the bots' win rates (500 matches per table), then
-## SubmitAction through the service beside the floor of the stack
+## SubmitAction through the service beside the floor of the stack, Play sessions (watched,
+## unwatched, 5,000 idle) beside today's path and the floors, and Redis memory per game,
+## action and finished match
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
 	$(BIN)/python benchmarks/bots_bench.py --matches 500
@@ -86,6 +88,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/matchmaking_bench.py
 	$(BIN)/python benchmarks/lobby_bench.py
 	$(BIN)/python benchmarks/rest_bench.py
+	$(BIN)/python benchmarks/session_bench.py
+	$(BIN)/python benchmarks/redis_memory_bench.py
 
 ## serve: Redis (bundled unless REDIS_URL is set), the game service on 50051, the lobby on 50052, the gateway on 8080
 serve: $(STAMP)
