@@ -275,11 +275,18 @@ class Session:
         return bool(self._pending) and self._pending[0].version <= self._sent + 1
 
     async def _read_log(self) -> None:
+        """Fill what is pending from the game's log. Pending versions that still
+        leave a gap after it are dropped (heard of, then lost by Redis; or
+        published after the read with one between still unheard: read at the
+        next gap), so a gap never makes the session read the log in a loop."""
         found = (await read_history(self._store, self.game_id)).entries_after(self._sent)
+        newest = found[-1].version if found else self._sent
         if found:
             self._feed.announce(self.game_id, found[-1])  # the replica's copy, if it had none
-            newest = found[-1].version
-            self._pending = found + [e for e in self._pending if e.version > newest]
+        after = [e for e in self._pending if e.version > newest]
+        if after and after[0].version != newest + 1:
+            after = []
+        self._pending = found + after
 
     def _take(self) -> Update | None:
         """The update of the contiguous versions pending after the last one sent
