@@ -13,19 +13,15 @@ import pytest
 from truc_game import history
 from truc_game.adapters.memory import MemoryGameStore
 from truc_game.ports import RECORD_BYTES, Entry, GameLog
-from truc_game.service import GameService, NewGame
 from truc_protocol.errors import Internal
 from truc_rules.actions import SendDirective, SendSignal
 from truc_rules.event_codec import decode_events
 from truc_rules.events import Event
 from truc_rules.registry import decode_state, encode_state, legal_actions
-from truc_rules.truc_y_flou import RuleOptions
-from truc_service.tokens import Identity
+
+from .memory_games import LOBBY, PLAYERS, game_service, new_game, player
 
 pytestmark = pytest.mark.unit
-
-LOBBY = Identity("truc-lobby", "lobby", 1e12)
-PLAYERS = ("ana", "bruno", "carla", "dani", "eva", "fede")
 
 
 async def _played(actions: int) -> tuple[MemoryGameStore, list[tuple[Event, ...]], list[bytes]]:
@@ -40,27 +36,8 @@ async def _played(actions: int) -> tuple[MemoryGameStore, list[tuple[Event, ...]
         states.append(entry.state)
 
     store.on_commit(record)
-    game = GameService(
-        store,
-        turn_seconds=30,
-        allow_fixed_deals=False,
-        rate_actions=0,
-        rate_signals=0,
-        rate_window_ms=1000,
-    )
-    await game.create_game(
-        LOBBY,
-        NewGame(
-            game_id="g1",
-            players=PLAYERS,
-            options=RuleOptions(),
-            turn_seconds=0,
-            dealer=None,
-            fixed_deals=(),
-            start_scores=(0, 0),
-            start_manches=(0, 0),
-        ),
-    )
+    game = game_service(store)
+    await game.create_game(LOBBY, new_game())
     chooser = random.Random(5)
     for _ in range(actions):
         state = decode_state((await store.read("g1")).state)
@@ -72,7 +49,7 @@ async def _played(actions: int) -> tuple[MemoryGameStore, list[tuple[Event, ...]
             moves = [m for m in moves if isinstance(m, SendSignal | SendDirective)] or moves
         action = chooser.choice(moves)
         await game.submit_action(
-            Identity(PLAYERS[seat], "player", 1e12),
+            player(PLAYERS[seat]),
             "g1",
             action,
             etag="",

@@ -11,15 +11,11 @@ import pytest
 from truc_game.adapters.memory import MemoryGameStore, MemoryVersionFeed
 from truc_game.history import entries_after
 from truc_game.ports import Entry, GameLog
-from truc_game.service import GameService, NewGame
 from truc_game.sessions import Update, open_session
-from truc_rules.truc_y_flou import RuleOptions
-from truc_service.tokens import Identity
+
+from .memory_games import LOBBY, game_service, new_game, player
 
 pytestmark = pytest.mark.unit
-
-LOBBY = Identity("truc-lobby", "lobby", 1e12)
-PLAYERS = ("ana", "bruno", "carla", "dani", "eva", "fede")
 
 
 class CountingStore(MemoryGameStore):
@@ -41,33 +37,13 @@ def test_a_version_heard_of_but_not_stored_does_not_make_the_session_spin() -> N
     async def scenario() -> tuple[Update, int]:
         store = CountingStore()
         feed = MemoryVersionFeed(store, functools.partial(entries_after, store))
-        game = GameService(
-            store,
-            turn_seconds=30,
-            allow_fixed_deals=False,
-            rate_actions=0,
-            rate_signals=0,
-            rate_window_ms=1000,
-            feed=feed,
-        )
-        await game.create_game(
-            LOBBY,
-            NewGame(
-                game_id="g1",
-                players=PLAYERS,
-                options=RuleOptions(),
-                turn_seconds=0,
-                dealer=None,
-                fixed_deals=(),
-                start_scores=(0, 0),
-                start_manches=(0, 0),
-            ),
-        )
+        game = game_service(store, feed=feed)
+        await game.create_game(LOBBY, new_game())
         session = await open_session(
             game,
             store=store,
             feed=feed,
-            identity=Identity("ana", "player", 1e12),
+            identity=player("ana"),
             game_id="g1",
             after_version=0,
         )

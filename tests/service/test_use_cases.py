@@ -17,7 +17,7 @@ from truc.v1 import game_pb2
 from truc_game.adapters.memory import MemoryGameStore, MemoryVersionFeed
 from truc_game.deadlines import DeadlineSweeper
 from truc_game.history import entries_after, read_history
-from truc_game.service import GameService, NewGame, SeatView, stream_changes
+from truc_game.service import GameService, SeatView, stream_changes
 from truc_protocol.convert import action_from_proto, card_to_proto
 from truc_protocol.errors import (
     Aborted,
@@ -41,22 +41,17 @@ from truc_rules.registry import (
     rule_set_of,
 )
 from truc_rules.rule_set import RuleSet
-from truc_rules.truc_y_flou import RuleOptions
 from truc_service.tokens import Identity
+
+from .memory_games import LOBBY, PLAYERS, game_service, new_game, player
 
 pytestmark = pytest.mark.unit
 
 _T = TypeVar("_T")
-PLAYERS = ("ana", "bruno", "carla", "dani", "eva", "fede")
-LOBBY = Identity("truc-lobby", "lobby", 1e12)
 
 
 def run(coroutine: Coroutine[Any, Any, _T]) -> _T:
     return asyncio.run(coroutine)
-
-
-def player(name: str) -> Identity:
-    return Identity(name, "player", 1e12)
 
 
 class Clock:
@@ -67,33 +62,12 @@ class Clock:
         return self.now
 
 
-def service(clock: Clock, **limits: int) -> tuple[GameService, MemoryGameStore]:
+def service(
+    clock: Clock, *, rate_actions: int = 0, rate_signals: int = 0
+) -> tuple[GameService, MemoryGameStore]:
     store = MemoryGameStore(clock=clock)
-    game = GameService(
-        store,
-        turn_seconds=30,
-        allow_fixed_deals=False,
-        rate_actions=limits.get("rate_actions", 0),
-        rate_signals=limits.get("rate_signals", 0),
-        rate_window_ms=1000,
-        clock=clock,
-    )
+    game = game_service(store, clock=clock, rate_actions=rate_actions, rate_signals=rate_signals)
     return game, store
-
-
-def new_game(**changes: Any) -> NewGame:
-    fields: dict[str, Any] = {
-        "game_id": "g1",
-        "players": PLAYERS,
-        "options": RuleOptions(),
-        "turn_seconds": 0,
-        "dealer": None,
-        "fixed_deals": (),
-        "start_scores": (0, 0),
-        "start_manches": (0, 0),
-    }
-    fields.update(changes)
-    return NewGame(**fields)
 
 
 async def seat_to_act(store: MemoryGameStore) -> tuple[int, Any]:
