@@ -215,6 +215,17 @@ class BotPlayer:
         """The latest full view the bot has seen."""
         return self._view
 
+    async def _reopening(self, dropped: bool, failures: int, rpc: str) -> int:
+        """Before a stream is opened again: a back-off if the last one dropped
+        (BotError past the attempts); the failures in a row so far."""
+        if dropped:
+            failures += 1
+            if failures > self._attempts:
+                raise BotError(f"{self.name}: {rpc} keeps failing")
+            await asyncio.sleep(self._delay(failures))
+        self.reconnects += 1
+        return failures
+
     def _delay(self, attempt: int) -> float:
         return float(min(self._max_backoff, self._backoff * 2**attempt))
 
@@ -304,12 +315,7 @@ class BotPlayer:
                     raise
             finally:
                 call.cancel()
-            if dropped:
-                failures += 1
-                if failures > self._attempts:
-                    raise BotError(f"{self.name}: Play keeps failing")
-                await asyncio.sleep(self._delay(failures))
-            self.reconnects += 1
+            failures = await self._reopening(dropped, failures, "Play")
             if resync:
                 await self._refresh()
         return self._view
@@ -434,12 +440,7 @@ class BotPlayer:
                     raise
             finally:
                 call.cancel()
-            if dropped:
-                failures += 1
-                if failures > self._attempts:
-                    raise BotError(f"{self.name}: WatchGame keeps failing")
-                await asyncio.sleep(self._delay(failures))
-            self.reconnects += 1
+            failures = await self._reopening(dropped, failures, "WatchGame")
             await self._refresh()
 
     async def _act(self) -> None:

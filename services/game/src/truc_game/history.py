@@ -17,6 +17,7 @@ A log that does not replay to the stored current version is corrupt:
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -151,11 +152,12 @@ async def entries_after(store: GameStore, game_id: str, after_version: int) -> l
     return replayed(log, game_id).entries_after(after_version)
 
 
-def flattened(history: Replayed) -> tuple[list[Event], list[int]]:
-    """Every event of the game, and the version of each."""
+def flattened(by_version: Iterable[tuple[int, Sequence[Event]]]) -> tuple[list[Event], list[int]]:
+    """The events of some versions, given as (version, events), in one list,
+    and the version of each."""
     events: list[Event] = []
     versions: list[int] = []
-    for version, found in enumerate(history.events, start=1):
+    for version, found in by_version:
         events.extend(found)
         versions.extend([version] * len(found))
     return events, versions

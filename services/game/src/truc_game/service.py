@@ -288,7 +288,7 @@ class GameService:
         snapshot = found.snapshot
         seat = self._seat(identity, snapshot.meta, game_id)
         logs.bind(seat=seat)
-        events, versions = flattened(found)
+        events, versions = flattened(enumerate(found.events, start=1))
         view = view_for(found.state, seat, events)
         return SeatView(
             game_id,

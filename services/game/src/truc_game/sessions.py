@@ -49,12 +49,11 @@ from truc_protocol.errors import (
 )
 from truc_rules.actions import Action
 from truc_rules.errors import IllegalAction
-from truc_rules.events import Event
 from truc_rules.registry import apply_action, view_for
 from truc_service.tokens import Identity
 
 from . import metrics
-from .history import read_history
+from .history import flattened, read_history
 from .ports import (
     KEEP_DEADLINE,
     AlreadyApplied,
@@ -327,12 +326,7 @@ class Session:
     def _coalesced(self, chunk: list[Entry]) -> SeatView:
         last = chunk[-1]
         state, _ = decoded(last)
-        events: list[Event] = []
-        versions: list[int] = []
-        for entry in chunk:
-            found = decoded(entry)[1]
-            events.extend(found)
-            versions.extend([entry.version] * len(found))
+        events, versions = flattened((entry.version, decoded(entry)[1]) for entry in chunk)
         view = view_for(state, self.seat, events)
         return SeatView(
             self.game_id,
