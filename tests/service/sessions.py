@@ -7,6 +7,7 @@ clients' libraries, so the tests check the server against the contract itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import uuid
 from dataclasses import dataclass, field
@@ -44,6 +45,14 @@ def play(channel: grpc.aio.Channel, metadata: Metadata) -> PlayCall:
     """A Play stream on ``channel`` (the stubs type only the request-iterator form)."""
     stub = game_service_pb2_grpc.GameServiceStub(channel)
     return stub.Play(metadata=metadata)  # type: ignore[call-arg]
+
+
+async def write(call: PlayCall, request: game_service_pb2.PlayRequest) -> None:
+    """Write one request; on a stream that is breaking, nothing: the next read
+    says how it ended (grpc-aio fails a write that races the end with an
+    INTERNAL of its own, not the stream's status)."""
+    with contextlib.suppress(asyncio.InvalidStateError, grpc.aio.AioRpcError):
+        await call.write(request)
 
 
 async def receive(call: PlayCall, timeout: float = 10.0) -> game_service_pb2.PlayResponse | None:
@@ -145,10 +154,10 @@ class Player:
         async with grpc.aio.insecure_channel(address) as channel:
             call = play(channel, self.metadata)
             self.seen.streams += 1
-            await call.write(open_request(self.name, self.after))
+            await write(call, open_request(self.name, self.after))
             if self.unanswered is not None:
                 request_id, action = self.unanswered
-                await call.write(action_request(action, request_id))
+                await write(call, action_request(action, request_id))
             received = 0
             while True:
                 message = await receive(call, 30.0)
@@ -177,4 +186,4 @@ class Player:
             return
         request_id = uuid.uuid4().hex
         self.unanswered = (request_id, action)
-        await call.write(action_request(action, request_id, etag=view.etag))
+        await write(call, action_request(action, request_id, etag=view.etag))

@@ -186,9 +186,11 @@ def test_a_replica_killed_mid_match_loses_nothing(redis_server: object) -> None:
     assert final is not None and final.finished
     for player in [*seats, spectator]:
         _contiguous(player.seen, int(final.etag))
-        assert player.seen.streams >= 2  # every session started on the killed replica
+        assert player.seen.streams >= 2, player.seat  # every session started on the killed one
     own = sorted(v for p in seats for v in p.seen.own.values())
-    assert own == list(range(2, int(final.etag) + 1))
+    missing = sorted(set(range(2, int(final.etag) + 1)) - set(own))
+    unanswered = [(p.seat, p.unanswered) for p in seats if p.unanswered]
+    assert own == list(range(2, int(final.etag) + 1)), (missing, unanswered)
 
 
 def test_a_session_that_stops_reading_gets_its_versions_coalesced(

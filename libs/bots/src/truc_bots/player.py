@@ -322,9 +322,11 @@ class BotPlayer:
 
     @staticmethod
     async def _send(call: SessionCall, request: game_service_pb2.PlayRequest) -> None:
-        """Write one request; on a stream that is over already, nothing (the next
-        read says how it ended)."""
-        with contextlib.suppress(asyncio.InvalidStateError):
+        """Write one request; on a stream that is over or breaking, nothing: the
+        next read says how it ended (a write racing the end fails with a status
+        of its own, grpc-aio's INTERNAL "Internal error from Core", not the
+        stream's)."""
+        with contextlib.suppress(asyncio.InvalidStateError, grpc.aio.AioRpcError):
             await call.write(request)
 
     async def _decide(self, call: SessionCall) -> None:
