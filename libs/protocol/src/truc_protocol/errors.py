@@ -32,6 +32,7 @@ from typing import ClassVar, Final
 
 __all__ = [
     "DOMAIN",
+    "RETRY_AFTER_MS",
     "Aborted",
     "AlreadyExists",
     "Code",
@@ -45,6 +46,7 @@ __all__ = [
     "ServiceError",
     "Unauthenticated",
     "Unavailable",
+    "rate_limited",
 ]
 
 DOMAIN: Final = "truc.v1"
@@ -123,3 +125,21 @@ class Unavailable(ServiceError):
 
 class Internal(ServiceError):
     code = Code.INTERNAL
+
+
+RETRY_AFTER_MS: Final = "retry_after_ms"
+"""The metadata key of a RATE_LIMITED refusal's wait (milliseconds, an integer);
+the gRPC status also carries it as a ``google.rpc.RetryInfo``, the gateway as
+``Retry-After``."""
+
+
+def rate_limited(retry_after_ms: int, what: str) -> ResourceExhausted:
+    """The refusal of a call over a limit: RESOURCE_EXHAUSTED ``RATE_LIMITED``,
+    asking the caller to wait ``retry_after_ms`` (at least 1) before ``what``
+    (e.g. "more guest sign-ins from this address") is allowed again."""
+    wait = max(int(retry_after_ms), 1)
+    return ResourceExhausted(
+        "RATE_LIMITED",
+        f"too many {what}; retry in {wait} ms",
+        metadata={RETRY_AFTER_MS: str(wait)},
+    )

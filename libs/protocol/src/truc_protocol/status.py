@@ -16,6 +16,8 @@ import grpc
 from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 
+from .errors import RETRY_AFTER_MS
+
 __all__ = [
     "STATUS_DETAILS",
     "TrucError",
@@ -73,11 +75,23 @@ class TrucError(Exception):
 
 
 def retry_after_ms(error: grpc.RpcError) -> int | None:
-    """The wait a RESOURCE_EXHAUSTED (RATE_LIMITED) answer asks for, if it says."""
+    """The wait a RESOURCE_EXHAUSTED (RATE_LIMITED) answer asks for, if it says:
+    its ``google.rpc.RetryInfo``, else its ``retry_after_ms`` trailer."""
+    found: int | None = None
     for key, value in trailers(error):
-        if key == "retry_after_ms" and isinstance(value, str) and value.isdigit():
-            return int(value)
-    return None
+        if key == RETRY_AFTER_MS and isinstance(value, str) and value.isdigit():
+            found = int(value)
+        elif key == STATUS_DETAILS and isinstance(value, bytes):
+            status = status_pb2.Status()
+            try:
+                status.ParseFromString(value)
+            except DecodeError:
+                continue
+            for detail in status.details:
+                retry = error_details_pb2.RetryInfo()
+                if detail.Is(retry.DESCRIPTOR) and detail.Unpack(retry):
+                    return int(retry.retry_delay.ToMilliseconds())
+    return found
 
 
 def rate_limit_wait(error: grpc.RpcError, max_backoff: float) -> float:

@@ -5,7 +5,9 @@ Servicers never build a status by hand: they raise (or let through) a
 any other exception, into the status sent to the client. The status carries a
 ``google.rpc.Status`` with an ``ErrorInfo`` (domain ``truc.v1``; ``reason`` is
 machine-readable; its metadata is copied into the trailing metadata too) in the
-``grpc-status-details-bin`` trailer. Anything that is not a ``ServiceError`` is
+``grpc-status-details-bin`` trailer; a refusal with ``retry_after_ms`` metadata
+(RATE_LIMITED) also carries a ``google.rpc.RetryInfo`` with that delay, the
+standard detail gRPC clients' retry helpers read. Anything that is not a ``ServiceError`` is
 a bug: it is logged with its traceback and answered ``INTERNAL``.
 """
 
@@ -18,7 +20,7 @@ import grpc
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from truc_protocol.errors import DOMAIN, Code, ServiceError
+from truc_protocol.errors import DOMAIN, RETRY_AFTER_MS, Code, ServiceError
 from truc_protocol.status import STATUS_DETAILS
 
 __all__ = ["GRPC_CODES", "Status", "rich_status", "to_status"]
@@ -49,7 +51,15 @@ def rich_status(
     info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata)
     detail = any_pb2.Any()
     detail.Pack(info)
-    return status_pb2.Status(code=code.value[0], message=message, details=[detail])
+    details = [detail]
+    wait = metadata.get(RETRY_AFTER_MS, "")
+    if wait.isdigit():
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromMilliseconds(int(wait))
+        delay = any_pb2.Any()
+        delay.Pack(retry)
+        details.append(delay)
+    return status_pb2.Status(code=code.value[0], message=message, details=details)
 
 
 def _status(code: Code, reason: str, message: str, metadata: dict[str, str]) -> Status:
