@@ -18,6 +18,7 @@ import sys
 from stack import running_stack
 from truc_client import terminal
 from truc_client.demo import play_demo_match
+from truc_telemetry.logs import redacted_url
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     args, play_args = parser.parse_known_args(argv)
     with running_stack(game_port=0, lobby_port=0, quiet=True) as (addresses, _):
         print(
-            f"services up: game {addresses.game}, lobby {addresses.lobby}, redis {addresses.redis}",
+            f"services up: game {addresses.game}, lobby {addresses.lobby},"
+            f" redis {redacted_url(addresses.redis)}",
             flush=True,
         )
         if args.play:

@@ -138,7 +138,8 @@ def running_stack(
             env["REDIS_URL"] = redis.url
             if not quiet:
                 print(
-                    f"[serve] redis listening on {redis.url} (bundled {redis.binary.name})",
+                    f"[serve] redis listening on {redis.redacted_url}"
+                    f" (bundled {redis.binary.name})",
                     flush=True,
                 )
         processes: list[subprocess.Popen[bytes]] = []

@@ -4,6 +4,7 @@ the bundled binary), on free loopback ports, no root, torn down afterwards."""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import time
@@ -24,8 +25,8 @@ class RedisClusterNodes:
     def __init__(self, size: int = 3) -> None:
         self.nodes: list[RedisServer] = []
         try:
-            for _ in range(size):
-                self.nodes.append(_start_node())
+            for _ in range(size):  # one password for all: the client sends it to every node
+                self.nodes.append(_start_node(self.nodes[0].password if self.nodes else None))
             cli = find_redis_server().parent / "valkey-cli"
             created = subprocess.run(
                 [
@@ -41,6 +42,7 @@ class RedisClusterNodes:
                 text=True,
                 timeout=30,
                 check=False,
+                env={**os.environ, "REDISCLI_AUTH": self.nodes[0].password},
             )
             if created.returncode != 0:
                 raise RuntimeError(f"cluster create failed:\n{created.stdout}\n{created.stderr}")
@@ -52,10 +54,10 @@ class RedisClusterNodes:
     @property
     def url(self) -> str:
         """``redis+cluster://`` of the first node: the services find the others."""
-        return f"redis+cluster://127.0.0.1:{self.nodes[0].port}/0"
+        return self.nodes[0].url_with(scheme="redis+cluster")
 
     def client(self, index: int) -> redis.Redis:
-        return redis.Redis(host="127.0.0.1", port=self.nodes[index].port)
+        return redis.Redis.from_url(self.nodes[index].url)
 
     def _wait_formed(self, timeout: float = 20.0) -> None:
         """Until every node says the cluster is ok and sees every other node
@@ -82,7 +84,7 @@ class RedisClusterNodes:
             node.stop()
 
 
-def _start_node() -> RedisServer:
+def _start_node(password: str | None) -> RedisServer:
     """A cluster-enabled node on a port whose bus port (+10000) is free too."""
     for _ in range(20):
         port = free_port()
@@ -91,6 +93,7 @@ def _start_node() -> RedisServer:
         with contextlib.suppress(RedisServerStartError):  # taken meanwhile: try another
             return RedisServer(
                 port=port,
+                password=password,
                 options=("--cluster-enabled", "yes", "--cluster-node-timeout", "5000"),
             ).start()
     raise RuntimeError("no free pair of ports for a cluster node")

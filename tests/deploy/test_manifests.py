@@ -1,10 +1,12 @@
 """Properties of the rendered Kubernetes manifests (``kubectl kustomize`` of each
 overlay, as ``make k8s-validate`` renders them): probes (gRPC health, liveness
 apart from readiness; HTTP for the gateway), security, resources, autoscaling,
-disruption budgets, network policies, configuration and secrets."""
+disruption budgets, network policies, configuration and secrets (no Redis
+without a password, dev mode only in the dev overlay)."""
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from manifests import OVERLAYS as EVERY_KUSTOMIZATION
 from manifests import Manifest, render
 from truc_game.server import LIVENESS as GAME_LIVENESS
 from truc_lobby.server import LIVENESS as LOBBY_LIVENESS
@@ -271,13 +274,24 @@ def test_each_container_gets_every_setting_of_its_config_module(
         assert env["TRUC_JWT_SECRET"] == {
             "secretKeyRef": {"name": env_secret(env), "key": "jwt-secret"}
         }
-        assert env.get("TRUC_DEV_MODE") == "0" and env.get("TRUC_ALLOW_FIXED_DEALS", "0") == "0"
+        assert env.get("TRUC_DEV_MODE") in ("0", "1")  # which overlay: the next test
+        assert env.get("TRUC_ALLOW_FIXED_DEALS", "0") == "0"
     roles = {
         name: environment(rendered, d)["TRUC_LOBBY_ROLE"]
         for name, d in of_kind(rendered, "Deployment").items()
         if name in ("truc-lobby", "truc-bots")
     }
     assert roles == {"truc-lobby": "api", "truc-bots": "bots"}
+
+
+def test_dev_mode_is_on_in_the_dev_overlay_only() -> None:
+    """Outside dev mode a service refuses the dev overlay's committed JWT key
+    (truc_service.settings.KNOWN_KEYS), so that overlay says it is development."""
+    for overlay, wanted in (("overlays/dev", "1"), ("overlays/prod", "0")):
+        manifests = render(overlay)
+        for name, deployment in of_kind(manifests, "Deployment").items():
+            if name in USES_REDIS:
+                assert environment(manifests, deployment)["TRUC_DEV_MODE"] == wanted, overlay
 
 
 def env_secret(env: dict[str, Any]) -> str:
@@ -289,8 +303,13 @@ def env_secret(env: dict[str, Any]) -> str:
 def test_no_real_secret_is_shipped() -> None:
     for overlay in ("base", "overlays/prod"):
         assert not of_kind(render(overlay), "Secret"), overlay
-    (dev,) = of_kind(render("overlays/dev"), "Secret").values()
-    assert set(dev["data"]) == {"jwt-secret"}
+    dev = {
+        name.rsplit("-", 1)[0]: s for name, s in of_kind(render("overlays/dev"), "Secret").items()
+    }
+    assert {name: set(s["data"]) for name, s in dev.items()} == {
+        "truc-jwt": {"jwt-secret"},
+        "truc-redis": {"password"},
+    }
     guide = (ROOT / "deploy/k8s/README.md").read_text(encoding="utf-8")
     assert "create secret generic truc-jwt" in guide
     assert "create secret generic truc-redis" in guide
@@ -304,7 +323,10 @@ def test_dev_secrets_exist_and_prod_reads_redis_from_a_secret() -> None:
             continue
         ref = environment(dev, deployment)["TRUC_JWT_SECRET"]["secretKeyRef"]
         assert ref["key"] in secrets[ref["name"]]["data"]
-        assert environment(dev, deployment)["REDIS_URL"] == "redis://truc-redis:6379/0"
+        env = environment(dev, deployment)
+        assert env["REDIS_URL"] == "redis://:$(REDIS_PASSWORD)@truc-redis:6379/0"
+        ref = env["REDIS_PASSWORD"]["secretKeyRef"]
+        assert ref["key"] in secrets[ref["name"]]["data"]
     prod = render("overlays/prod")
     for name, deployment in of_kind(prod, "Deployment").items():
         url = environment(prod, deployment).get("REDIS_URL")
@@ -321,7 +343,7 @@ def test_redis_is_persistent_and_only_the_services_reach_it() -> None:
     assert mounts[claim["metadata"]["name"]] == "/data"
     volumes = {v["name"]: v for v in redis["spec"]["template"]["spec"]["volumes"]}
     conf = config_map(dev, volumes["config"]["configMap"]["name"])
-    assert container(redis)["command"][-1] == mounts["config"] + "/valkey.conf"
+    assert container(redis)["args"][0] == mounts["config"] + "/valkey.conf"
     settings = dict(
         line.split(" ", 1)
         for line in conf["valkey.conf"].splitlines()
@@ -350,3 +372,102 @@ def test_redis_is_persistent_and_only_the_services_reach_it() -> None:
     assert pods == USES_REDIS | {"truc-gateway"}
     # Only the pods that use Redis: the gateway, facing the Internet, is kept out.
     assert set(expression["values"]) == USES_REDIS
+
+
+def redis_containers(manifests: list[Manifest]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every container that runs a Redis-protocol server (valkey or redis image)."""
+    for workload in workloads(manifests):
+        for spec in workload["spec"]["template"]["spec"]["containers"]:
+            if re.search(r"(^|/)(valkey|redis)(:|$)", spec["image"]):
+                yield workload["metadata"]["name"], spec
+
+
+def secret_value(manifests: list[Manifest], ref: dict[str, str]) -> str | None:
+    """The value a secretKeyRef names, if the manifests hold that Secret."""
+    secret = of_kind(manifests, "Secret").get(ref["name"])
+    if secret is None:
+        return None  # created by hand, outside the manifests
+    return base64.b64decode(secret["data"][ref["key"]]).decode()
+
+
+@pytest.mark.parametrize("kustomization", EVERY_KUSTOMIZATION)
+def test_no_redis_runs_without_a_password(kustomization: str) -> None:
+    """Each Redis requires the password of a Secret (``--requirepass`` from an env
+    var set from a secretKeyRef), in protected mode, and every service reaching it
+    sends that same password in its REDIS_URL."""
+    manifests = render(kustomization)
+    servers = list(redis_containers(manifests))
+    for name, spec in servers:
+        args = [*spec.get("command", []), *spec.get("args", [])]
+        assert "--requirepass" in args, name
+        variable = re.fullmatch(r"\$\((\w+)\)", args[args.index("--requirepass") + 1])
+        assert variable, f"{name}: the password must come from an environment variable"
+        env = {e["name"]: e for e in spec["env"]}
+        ref = env[variable.group(1)]["valueFrom"]["secretKeyRef"]
+        value = secret_value(manifests, ref)
+        assert value is None or len(value) >= 16, name
+        assert env["REDISCLI_AUTH"]["valueFrom"]["secretKeyRef"] == ref, "the probe authenticates"
+        conf = "\n".join(
+            config_map(manifests, m)["valkey.conf"] for m in _config_maps_of(manifests)
+        )
+        assert re.search(r"^protected-mode yes$", conf, re.M), name
+        assert not re.search(r"^requirepass", conf, re.M), "a password in a ConfigMap"
+        for user, deployment in of_kind(manifests, "Deployment").items():
+            if user not in USES_REDIS:
+                continue
+            user_env = environment(manifests, deployment)
+            url = user_env["REDIS_URL"]
+            if isinstance(url, dict):  # prod-like: the whole URL from a Secret
+                assert "secretKeyRef" in url, user
+                continue
+            found = re.fullmatch(r"redis://:\$\((\w+)\)@truc-redis:6379/0", url)
+            assert found, f"{user}: REDIS_URL {url!r} carries no password"
+            assert user_env[found.group(1)]["secretKeyRef"] == ref, user
+    if kustomization in ("overlays/prod", "base"):
+        assert not servers
+        for name, deployment in of_kind(manifests, "Deployment").items():
+            url = environment(manifests, deployment).get("REDIS_URL")
+            assert url is None or isinstance(url, dict), f"{name}: REDIS_URL in plain text"
+    else:
+        assert servers, kustomization
+
+
+def _config_maps_of(manifests: list[Manifest]) -> list[str]:
+    return [n for n, m in of_kind(manifests, "ConfigMap").items() if "valkey.conf" in m["data"]]
+
+
+SETTINGS_OF = {
+    "truc-game": "truc_game.config",
+    "truc-lobby": "truc_lobby.config",
+    "truc-bots": "truc_lobby.config",
+    "truc-gateway": "truc_gateway.config",
+}
+
+
+def resolved_environment(manifests: list[Manifest], workload: Manifest) -> dict[str, str]:
+    """What the container's process sees: Secrets' values (a made-up strong one for
+    a Secret created by hand) and ``$(VAR)`` expanded, as the kubelet does."""
+    by_hand = {"url": "rediss://:made-by-hand@redis.example:6380/0", "jwt-secret": "k" * 48}
+    found: dict[str, str] = {}
+    for name, value in environment(manifests, workload).items():
+        text = value
+        if isinstance(value, dict):
+            ref = value["secretKeyRef"]
+            text = secret_value(manifests, ref) or by_hand[ref["key"]]
+        found[name] = re.sub(r"\$\((\w+)\)", lambda m: found.get(m.group(1), m.group(0)), text)
+    return found
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_pod_starts_with_its_configuration(overlay: str) -> None:
+    """Each container's environment is a configuration its service accepts: the
+    dev overlay's committed key passes because that overlay is in dev mode."""
+    import importlib  # noqa: PLC0415 - the services' settings, only here
+
+    manifests = render(overlay)
+    for name, deployment in of_kind(manifests, "Deployment").items():
+        env = resolved_environment(manifests, deployment)
+        settings = importlib.import_module(SETTINGS_OF[name]).Settings.from_env(env)
+        if name in USES_REDIS:
+            assert "$(" not in env["REDIS_URL"] and "@" in env["REDIS_URL"], name
+            assert settings.dev_mode is (overlay == "overlays/dev"), name

@@ -267,7 +267,7 @@ def test_health_follows_redis_and_calls_fail_unavailable_meanwhile() -> None:
             ):
                 error = expect_error(call, grpc.StatusCode.UNAVAILABLE)
                 assert reason_of(error) == "STORE_UNAVAILABLE"
-            redis = RedisServer(port=port).start()
+            redis = RedisServer(port=port, password=redis.password).start()
             wait_until(
                 lambda: _health(replica.address) == serving,
                 timeout=5.0,

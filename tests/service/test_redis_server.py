@@ -22,9 +22,14 @@ from truc_dev_redis import (
 )
 
 
-def raw_ping(port: int, host: str = "127.0.0.1") -> bytes:
-    """PING written by hand in the Redis protocol; returns the reply line."""
+def raw_ping(port: int, password: str = "", host: str = "127.0.0.1") -> bytes:
+    """PING written by hand in the Redis protocol (after AUTH ``password`` if
+    given); returns the reply line."""
     with socket.create_connection((host, port), timeout=2) as sock, sock.makefile("rb") as stream:
+        if password:
+            secret = password.encode()
+            sock.sendall(b"*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n" % (len(secret), secret))
+            assert stream.readline() == b"+OK\r\n"
         sock.sendall(b"*1\r\n$4\r\nPING\r\n")
         return stream.readline()
 
@@ -67,10 +72,10 @@ def test_a_server_starts_on_a_free_port_and_answers_ping() -> None:
     with RedisServer() as server:
         assert server.running
         assert 0 < server.port < 65536
-        assert server.url == f"redis://127.0.0.1:{server.port}/0"
+        assert server.url == f"redis://:{server.password}@127.0.0.1:{server.port}/0"
         assert process_exists(server.pid)
         assert re.fullmatch(r"\d+\.\d+\.\d+", server.server_version)
-        assert raw_ping(server.port) == b"+PONG\r\n"
+        assert raw_ping(server.port, server.password) == b"+PONG\r\n"
 
 
 def test_set_and_get_through_redis_py() -> None:
@@ -88,7 +93,8 @@ def test_two_servers_at_once_get_different_ports() -> None:
     with RedisServer() as first, RedisServer() as second:
         assert first.port != second.port
         assert first.pid != second.pid
-        assert raw_ping(first.port) == raw_ping(second.port) == b"+PONG\r\n"
+        assert raw_ping(first.port, first.password) == b"+PONG\r\n"
+        assert raw_ping(second.port, second.password) == b"+PONG\r\n"
 
 
 def test_stop_is_idempotent_frees_the_port_and_removes_the_temporary_directory() -> None:
@@ -110,7 +116,7 @@ def test_a_stopped_server_can_be_started_again() -> None:
         first_pid = server.pid
     with server:
         assert server.pid != first_pid
-        assert raw_ping(server.port) == b"+PONG\r\n"
+        assert raw_ping(server.port, server.password) == b"+PONG\r\n"
 
 
 def test_kill_makes_the_process_disappear_at_once() -> None:
@@ -131,7 +137,7 @@ def test_a_server_that_died_by_itself_can_be_started_again() -> None:
             time.sleep(0.01)
         assert not server.running
         server.start()
-        assert raw_ping(server.port) == b"+PONG\r\n"
+        assert raw_ping(server.port, server.password) == b"+PONG\r\n"
     finally:
         server.stop()
 
@@ -237,17 +243,23 @@ def test_the_command_runs_a_server_until_a_signal(signum: signal.Signals) -> Non
         assert command.stdout is not None
         line = command.stdout.readline()
         match = re.fullmatch(
-            r"redis listening on redis://127\.0\.0\.1:(\d+)/0 "
-            r"\((redis|valkey)-server \d+\.\d+\.\d+ from /.+\)\n",
+            r"redis listening on redis://:\*\*\*@127\.0\.0\.1:(\d+)/0 "
+            r"\((redis|valkey)-server \d+\.\d+\.\d+ from /.+\); "
+            r"the URL with its password is in (/\S+) \(yours only\)\n",
             line,
         )
         assert match, line
         port = int(match.group(1))
-        assert raw_ping(port) == b"+PONG\r\n"
+        url = Path(match.group(3)).read_text().strip()
+        password = url.removeprefix("redis://:").partition("@")[0]
+        assert url == f"redis://:{password}@127.0.0.1:{port}/0"
+        assert len(password) >= 32 and password not in line  # printed redacted only
+        assert raw_ping(port, password) == b"+PONG\r\n"
         command.send_signal(signum)
         assert command.wait(timeout=5) == 0
         assert refuses_connections(port)
     finally:
         if command.poll() is None:
             command.kill()
-        command.communicate()
+        _, errors = command.communicate()
+    assert password not in errors

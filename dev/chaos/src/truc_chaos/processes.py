@@ -318,7 +318,12 @@ class RedisNode:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return self.via(self.port)
+
+    def via(self, port: int) -> str:
+        """The URL of this Redis through ``port`` (a proxy in front of it), password included."""
+        assert self.server is not None, "not started yet"
+        return self.server.url_with(port=port)
 
     @property
     def pid(self) -> int | None:
@@ -331,6 +336,8 @@ class RedisNode:
             appendonly=True,
             appendfsync=self.appendfsync,
             startup_timeout=30.0,
+            # Drawn at the first start, kept by restarts: the services keep their REDIS_URL.
+            password=None if self.server is None else self.server.password,
             options=(
                 "--aof-load-truncated",
                 "yes",
@@ -444,7 +451,7 @@ class Topology:
         c = self.config
         env = {
             **os.environ,
-            "REDIS_URL": f"redis://127.0.0.1:{self.proxies[tier].port}/0",
+            "REDIS_URL": self.redis.via(self.proxies[tier].port),
             "TRUC_DEV_MODE": "1",
             "TRUC_LOG_FORMAT": "text",
             "TRUC_LOG_LEVEL": "INFO",

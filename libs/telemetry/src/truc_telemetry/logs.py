@@ -14,8 +14,26 @@ JSON (``TRUC_LOG_FORMAT=json``, the default)::
 
 Text (``TRUC_LOG_FORMAT=text``): ``time LEVEL logger: message key=value ...``.
 
+A caller chooses much of what is logged (a game name, a request id, a player
+id, a header), so no line may carry a character that a terminal or a log
+reader acts on. :data:`UNSAFE` are the control characters (C0, DEL, C1), the
+Unicode line and paragraph separators and the bidirectional controls; both
+formats escape them wherever they occur:
+
+* text: in the message and in every key and value, as ``\\n``, ``\\r``,
+  ``\\t``, ``\\xHH`` (``\\x1b``) or ``\\uHHHH`` (``\\u2028``), so one record is
+  one line (an exception's traceback follows on lines that all begin with
+  spaces, so none can pass for a record); a value is written in double quotes,
+  with ``\\`` and ``"`` escaped by a backslash, when it is empty or holds a
+  space, ``=``, ``"``, a backslash or an unsafe character (``player="a b"``),
+  as logfmt readers expect;
+* JSON: the encoder escapes C0, ``"`` and ``\\`` already; DEL, C1, the separators
+  and the bidi controls become ``\\uHHHH`` too (the same string once decoded).
+
 Never log a card: actions are logged by kind (a card in a hand is hidden
-information, and a card played is in the game's own log already).
+information, and a card played is in the game's own log already). Never log a
+secret: a URL that may carry a password (``REDIS_URL``) goes through
+:func:`redacted_url` first.
 """
 
 from __future__ import annotations
@@ -26,10 +44,81 @@ import sys
 import time
 from contextvars import ContextVar
 from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["FORMATS", "JsonFormatter", "TextFormatter", "bind", "configure", "context"]
+__all__ = [
+    "FORMATS",
+    "UNSAFE",
+    "JsonFormatter",
+    "TextFormatter",
+    "bind",
+    "configure",
+    "context",
+    "escaped",
+    "redacted_url",
+    "text_value",
+]
 
 FORMATS: Final = ("json", "text")
+
+UNSAFE: Final = frozenset(
+    [chr(c) for c in range(0x20)]  # C0: \n, \r, ESC, ...
+    + [chr(c) for c in range(0x7F, 0xA0)]  # DEL and C1 (NEL, CSI, ...)
+    + ["\u2028", "\u2029"]  # line and paragraph separators
+    + ["\u061c", "\u200e", "\u200f"]  # the bidi marks (ALM, LRM, RLM)
+    + [chr(c) for c in range(0x202A, 0x202F)]  # bidi embeddings and overrides
+    + [chr(c) for c in range(0x2066, 0x206A)]  # bidi isolates
+)
+"""Characters no log line carries as they are (both formats escape them)."""
+
+_SHORT: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return _SHORT.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+_TEXT_ESCAPES: Final = str.maketrans({char: _escape(char) for char in UNSAFE})
+_QUOTED_ESCAPES: Final = str.maketrans(
+    {**{char: _escape(char) for char in UNSAFE}, "\\": "\\\\", '"': '\\"'}
+)
+_JSON_ESCAPES: Final = str.maketrans(
+    {char: f"\\u{ord(char):04x}" for char in UNSAFE if ord(char) >= 0x7F}
+)
+_QUOTE_IF: Final = UNSAFE | {" ", "=", '"', "\\"}
+
+
+def escaped(text: str) -> str:
+    """``text`` with every :data:`UNSAFE` character written as an escape (``\\n``,
+    ``\\x1b``, ``\\u2028``): one line, nothing a terminal acts on."""
+    return text.translate(_TEXT_ESCAPES)
+
+
+def text_value(value: object) -> str:
+    """A key's or a value's text in a ``key=value`` pair: as it is when that is
+    safe and unambiguous, else in double quotes with ``\\``, ``"`` and every
+    :data:`UNSAFE` character escaped."""
+    text = str(value)
+    if text and _QUOTE_IF.isdisjoint(text):
+        return text
+    return '"' + text.translate(_QUOTED_ESCAPES) + '"'
+
+
+def redacted_url(url: str) -> str:
+    """``url`` with ``***`` for the password of its user information
+    (``redis://:***@host:6379/0``), what a log line or a message may show; any
+    other text is returned as it is."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    userinfo, at, host = parts.netloc.rpartition("@")
+    user, colon, _ = userinfo.partition(":")
+    if not at or not colon:
+        return url
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
 
 _FIELDS: Final = ("request_id", "game", "player", "seat", "ticket", "method")
 _VARS: Final[dict[str, ContextVar[str | int | None]]] = {
@@ -87,23 +176,29 @@ class JsonFormatter(logging.Formatter):
         line.update(_fields(record))
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, default=str, ensure_ascii=False)
+        return json.dumps(line, default=str, ensure_ascii=False).translate(_JSON_ESCAPES)
 
 
 class TextFormatter(logging.Formatter):
-    """``time LEVEL logger: message key=value ...``, for people."""
+    """``time LEVEL logger: message key=value ...``, for people: one line per
+    record, every :data:`UNSAFE` character escaped (a traceback follows on
+    lines indented by four spaces)."""
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
 
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        return escaped(super().formatMessage(record))
+
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        fields = _fields(record)
-        if not fields:
-            return text
-        head, newline, rest = text.partition("\n")
-        pairs = " ".join(f"{key}={value}" for key, value in fields.items())
-        return f"{head} {pairs}{newline}{rest}"
+        head, _, rest = super().format(record).partition("\n")
+        pairs = "".join(
+            f" {text_value(key)}={text_value(value)}" for key, value in _fields(record).items()
+        )
+        if not rest:
+            return head + pairs
+        lines = (escaped(line) for line in rest.splitlines())
+        return head + pairs + "".join(f"\n    {line}" for line in lines)
 
 
 def configure(level: str, fmt: str) -> None:
