@@ -43,6 +43,7 @@ class Replica:
             "TRUC_ALLOW_FIXED_DEALS": "1",
             "TRUC_RATE_ACTIONS": "0",
             "TRUC_RATE_SIGNALS": "0",
+            "TRUC_RATE_READS": "0",  # the tests read and act at machine speed
             "TRUC_GRACE_SECONDS": "2",
             "TRUC_LOG_LEVEL": "INFO",
             "TRUC_METRICS_PORT": "-1",

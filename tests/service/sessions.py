@@ -187,3 +187,23 @@ class Player:
         request_id = uuid.uuid4().hex
         self.unanswered = (request_id, action)
         await write(call, action_request(action, request_id, etag=view.etag))
+
+
+def open_refused(
+    address: str, metadata: Metadata, opening: game_service_pb2.OpenSession
+) -> grpc.aio.AioRpcError | None:
+    """Open a session on ``address``: the error that ended it at once, or None
+    if it sent its first message (it is then closed)."""
+
+    async def run() -> grpc.aio.AioRpcError | None:
+        async with grpc.aio.insecure_channel(address) as channel:
+            call = play(channel, metadata)
+            await call.write(game_service_pb2.PlayRequest(open=opening))
+            try:
+                await receive(call)
+            except grpc.aio.AioRpcError as error:
+                return error
+            call.cancel()
+            return None
+
+    return asyncio.run(run())

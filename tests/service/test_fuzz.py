@@ -40,6 +40,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from truc.v1 import cards_pb2, game_pb2, game_service_pb2, game_service_pb2_grpc
 
+from truc_protocol.identifiers import valid_request_id
 from truc_service.tokens import issue_token
 
 from .conftest import SECRET, Replica, error_reason, new_players
@@ -57,13 +58,14 @@ REASONS: Final[dict[grpc.StatusCode, frozenset[str]]] = {
     SC.UNAUTHENTICATED: frozenset({"TOKEN_MISSING", "TOKEN_INVALID", "TOKEN_EXPIRED"}),
     SC.PERMISSION_DENIED: frozenset({"NOT_SEATED", "LOBBY_ONLY"}),
     SC.INVALID_ARGUMENT: frozenset(
-        {"BAD_NAME", "BAD_ACTION", "BAD_REQUEST", "FIXED_DEALS_DISABLED"}
+        {"BAD_NAME", "BAD_ACTION", "BAD_REQUEST", "FIXED_DEALS_DISABLED", "REQUEST_ID_REUSED"}
     ),
     SC.NOT_FOUND: frozenset({"GAME_NOT_FOUND"}),
     SC.ALREADY_EXISTS: frozenset({"GAME_EXISTS"}),
     SC.FAILED_PRECONDITION: RULES_REASONS,
     SC.ABORTED: frozenset({"STALE_ETAG", "CONFLICT"}),
     SC.RESOURCE_EXHAUSTED: frozenset({"RATE_LIMITED"}),
+    SC.OUT_OF_RANGE: frozenset({"AFTER_VERSION_AHEAD"}),
     SC.UNAVAILABLE: frozenset({"STORE_UNAVAILABLE"}),
 }
 _READ_CODES: Final = frozenset(
@@ -72,12 +74,13 @@ _READ_CODES: Final = frozenset(
 CODES: Final[dict[str, frozenset[grpc.StatusCode]]] = {
     "SubmitAction": _READ_CODES | {SC.FAILED_PRECONDITION, SC.ABORTED, SC.RESOURCE_EXHAUSTED},
     "GetGame": _READ_CODES,
-    "WatchGame": _READ_CODES,
+    "WatchGame": _READ_CODES | {SC.OUT_OF_RANGE},
     "CreateGame": frozenset(
         {SC.UNAUTHENTICATED, SC.PERMISSION_DENIED, SC.INVALID_ARGUMENT, SC.ALREADY_EXISTS}
     ),
 }
 DOMAIN: Final = "truc.v1"
+_RESPONSE_VIEWS: Final = frozenset(game_service_pb2.ResponseView.values())
 MAX_MESSAGE_BYTES: Final = 65536  # TRUC_MAX_MESSAGE_BYTES' default
 _NAME: Final = re.compile(r"games/[A-Za-z0-9_-]{1,64}")
 INT32: Final = st.integers(-(2**31), 2**31 - 1)
@@ -532,6 +535,9 @@ class Game:
     replays: int = 0
     request_ids: dict[tuple[str, str], int] = field(default_factory=dict)
     """(player, request id) -> the version it produced: request ids are per player."""
+    request_actions: dict[tuple[str, str], tuple[str, int, int]] = field(default_factory=dict)
+    """(player, request id) -> the action it applied (a request id sent again with
+    another action is REQUEST_ID_REUSED)."""
     to_act: int | None = None
     phase: game_pb2.Phase.ValueType = game_pb2.PHASE_UNSPECIFIED
     fixed_turns: bool = True
@@ -745,7 +751,9 @@ def predict_submit(
         return Expect.error(SC.INVALID_ARGUMENT, "BAD_NAME")
     if not protocol_valid(request.action):
         return Expect.error(SC.INVALID_ARGUMENT, "BAD_ACTION")
-    if len(request.request_id) > 64:
+    if request.response_view not in _RESPONSE_VIEWS:
+        return Expect.error(SC.INVALID_ARGUMENT, "BAD_REQUEST")
+    if not valid_request_id(request.request_id):
         return Expect.error(SC.INVALID_ARGUMENT, "BAD_REQUEST")
     if len(request.etag) > 64:
         return Expect.error(SC.INVALID_ARGUMENT, "BAD_REQUEST")
@@ -756,6 +764,8 @@ def predict_submit(
         return Expect.error(SC.PERMISSION_DENIED, "NOT_SEATED")
     key = (caller.player or "", request.request_id)
     if key in game.request_ids:
+        if game.request_actions[key] != action_key(request.action):
+            return Expect.error(SC.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
         return Expect(SC.OK, version=game.request_ids[key], replay=True, seat=seat)
     if request.etag and request.etag != str(game.version):
         return Expect.error(SC.ABORTED, "STALE_ETAG")
@@ -802,6 +812,7 @@ def settle_submit(
     game.fresh += 1
     if request.request_id:
         game.request_ids[(caller.player or "", request.request_id)] = expect.version
+        game.request_actions[(caller.player or "", request.request_id)] = action_key(request.action)
     game.follow(view)
     arena.replace_if_over(game)
 
@@ -1292,30 +1303,45 @@ def test_raw_bytes_fuzz_gets_only_clean_errors(
     else:
         request = game_service_pb2.WatchGameRequest.FromString(raw)
         settle_raw_read(
-            arena, method, request.name, after=request.after_version, seat=seat, outcome=outcome
+            arena,
+            method,
+            request.name,
+            after=request.after_version,
+            seat=seat,
+            outcome=outcome,
+            response_view=request.response_view,
         )
 
 
 def settle_raw_read(
-    arena: Arena, method: str, name: str, *, after: int, seat: int, outcome: RawOutcome
+    arena: Arena,
+    method: str,
+    name: str,
+    *,
+    after: int,
+    seat: int,
+    outcome: RawOutcome,
+    response_view: int = 0,
 ) -> None:
     """GetGame (``after`` 0) or WatchGame by ``seat`` of the raw game."""
     well, target = classify_name(arena, name)
     game = arena.live["raw"]
     if isinstance(outcome, grpc.RpcError):
         if method == "WatchGame" and outcome.code() == SC.DEADLINE_EXCEEDED:
-            # A watch from the current version on waits for the next one.
-            assert well and target is game and after >= game.version, (name, after)
+            # A watch from the current version waits for the next one.
+            assert well and target is game and after == game.version, (name, after)
             return
         reason = well_formed(method, outcome)
         if not well:
             expected = "BAD_NAME"
-        elif after < 0:
+        elif after < 0 or response_view not in _RESPONSE_VIEWS:
             expected = "BAD_REQUEST"
         elif target is None:
             expected = "GAME_NOT_FOUND"
+        elif target is not game:
+            expected = "NOT_SEATED"
         else:
-            expected = "NOT_SEATED" if target is not game else "(success)"
+            expected = "AFTER_VERSION_AHEAD" if after > game.version else "(success)"
         assert reason == expected, f"raw {method} {name!r} after {after}: {reason}"
         return
     assert well and target is game, f"raw {method} of {name!r} succeeded"
@@ -1396,7 +1422,7 @@ def test_watch_game_with_a_malformed_request_fails_cleanly(
     assert well_formed("WatchGame", caught.value) == reason
 
 
-def test_watch_game_resumes_after_a_version_and_waits_past_the_last(arena: Arena) -> None:
+def test_watch_game_resumes_after_a_version_and_waits_at_the_last(arena: Arena) -> None:
     game = arena.live["play"]
     assert game.version >= 1
     token = bearer(game.players[1])
@@ -1414,15 +1440,23 @@ def test_watch_game_resumes_after_a_version_and_waits_past_the_last(arena: Arena
             break
     call.cancel()  # type: ignore[no-untyped-call]
     assert got == list(range(after + 1, game.version + 1))
-    for far in (game.version, 2**63 - 1):
-        waiting = arena.clients[0].WatchGame(
+    waiting = arena.clients[0].WatchGame(
+        game_service_pb2.WatchGameRequest(name=game.name, after_version=game.version),
+        metadata=token,
+        timeout=0.5,
+    )
+    with pytest.raises(grpc.RpcError) as caught:
+        next(iter(waiting))
+    assert caught.value.code() == SC.DEADLINE_EXCEEDED
+    for far in (game.version + 1, 2**63 - 1):  # past the game's version: refused at once
+        ahead = arena.clients[0].WatchGame(
             game_service_pb2.WatchGameRequest(name=game.name, after_version=far),
             metadata=token,
-            timeout=0.5,
+            timeout=5,
         )
         with pytest.raises(grpc.RpcError) as caught:
-            next(iter(waiting))
-        assert caught.value.code() == SC.DEADLINE_EXCEEDED
+            next(iter(ahead))
+        assert well_formed("WatchGame", caught.value) == "AFTER_VERSION_AHEAD"
 
 
 # ------------------------------------------------------------------ bugs found

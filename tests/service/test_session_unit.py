@@ -10,7 +10,7 @@ import pytest
 
 from truc_game.adapters.memory import MemoryGameStore, MemoryVersionFeed
 from truc_game.history import entries_after
-from truc_game.ports import Entry, GameLog
+from truc_game.ports import Entry, GameLog, Reader
 from truc_game.sessions import Update, open_session
 
 from .memory_games import LOBBY, game_service, new_game, player
@@ -23,10 +23,10 @@ class CountingStore(MemoryGameStore):
         super().__init__()
         self.log_reads = 0
 
-    async def read_log(self, game_id: str) -> GameLog:
+    async def read_log(self, game_id: str, reader: Reader | None = None) -> GameLog:
         self.log_reads += 1
         await asyncio.sleep(0)  # a real store's read yields to the loop
-        return await super().read_log(game_id)
+        return await super().read_log(game_id, reader)
 
 
 def test_a_version_heard_of_but_not_stored_does_not_make_the_session_spin() -> None:

@@ -213,7 +213,7 @@ def test_a_watcher_gets_every_version_after_the_one_it_saw_in_order() -> None:
         game, store = service(Clock())
         await game.create_game(LOBBY, new_game())
         feed = MemoryVersionFeed(store, functools.partial(entries_after, store))
-        watch = await game.authorize_watch(player("ana"), "g1")
+        watch = await game.open_watch(player("ana"), "g1", 0)
         changes = stream_changes(game, "g1", watch.seat, feed.follow("g1", 0), watch.meta)
         seen = [(await anext(changes)).version]
         for _ in range(3):

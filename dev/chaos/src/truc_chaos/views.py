@@ -49,6 +49,8 @@ def public_digest(view: game_pb2.GameView) -> bytes:
     public.CopyFrom(view)
     for name in _NOT_COMPARED:
         public.ClearField(name)
+    for seat in public.seats:  # who the house plays for: the log's, not the state's
+        seat.ClearField("absent")
     return hashlib.blake2b(public.SerializeToString(deterministic=True), digest_size=8).digest()
 
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from truc.v1 import cards_pb2, game_pb2
+from truc.v1 import cards_pb2, game_pb2, game_service_pb2
 
 from truc_protocol.errors import InvalidArgument
 from truc_rules.actions import (
@@ -101,6 +101,7 @@ __all__ = [
     "deal_from_proto",
     "event_to_proto",
     "events_to_proto",
+    "minimal_view_from_proto",
     "minimal_view_to_proto",
     "options_from_proto",
     "options_to_proto",
@@ -426,6 +427,18 @@ def action_from_proto(msg: game_pb2.Action, pack: Pack = SPANISH) -> Action:
 
 def _unknown(number: int, what: str) -> str:
     return f"the {what} is unspecified" if number == 0 else f"unknown {what} {number}"
+
+
+_RESPONSE_VIEWS: Final = frozenset(game_service_pb2.ResponseView.values())
+
+
+def minimal_view_from_proto(number: int, field: str = "response_view") -> bool:
+    """Whether a request's ``response_view`` asks for the minimal view
+    (UNSPECIFIED means FULL); a number the protocol does not define is
+    BAD_REQUEST naming ``field``."""
+    if number not in _RESPONSE_VIEWS:
+        raise InvalidArgument("BAD_REQUEST", f"{field}: unknown response view {number}")
+    return number == game_service_pb2.RESPONSE_VIEW_MINIMAL
 
 
 # --- rule options and deals ---
@@ -932,14 +945,18 @@ def view_to_proto(
     etag: str,
     deadline_ms: int | None,
     event_versions: Sequence[int] = (),
+    absent: Iterable[int] = (),
 ) -> game_pb2.GameView:
     """The proto message of a seat's (or a spectator's) view, of any rule set.
 
     ``players`` names the player of each seat ("" past its end); ``deadline_ms``
     is the turn deadline in milliseconds since the epoch; ``event_versions``
-    gives the version of each of ``view.events`` (all 0 when empty).
+    gives the version of each of ``view.events`` (all 0 when empty); ``absent``
+    the seats the house plays for (``SeatInfo.absent``).
     """
-    msg = public_view_to_proto(view, name=name, players=players, etag=etag, deadline_ms=deadline_ms)
+    msg = public_view_to_proto(
+        view, name=name, players=players, etag=etag, deadline_ms=deadline_ms, absent=absent
+    )
     msg.MergeFromString(_seat_fields(view))
     if view.events:
         msg.events.extend(_events_with_versions(view.events, event_versions))
@@ -961,6 +978,7 @@ def public_view_to_proto(
     players: Sequence[str],
     etag: str,
     deadline_ms: int | None,
+    absent: Iterable[int] = (),
 ) -> game_pb2.GameView:
     """The part of :func:`view_to_proto` that is the same for every seat: all
     but ``seat``, ``legal_actions``, ``hand``, ``dealt``, ``embit_value``,
@@ -976,6 +994,9 @@ def public_view_to_proto(
         deadline = msg.deadline
         deadline.seconds = seconds
         deadline.nanos = millis * 1_000_000
+    seats = msg.seats
+    for seat in absent:
+        seats[seat].absent = True
     return msg
 
 

@@ -17,9 +17,18 @@
 | ``TRUC_ALLOW_FIXED_DEALS`` | ``0`` | test flag: CreateGame may fix the deals |
 | ``TRUC_TURN_SECONDS`` | ``30`` | default turn deadline (a game may set its own) |
 | ``TRUC_DEADLINE_POLL_MS`` | ``500`` | how often each replica looks for expired deadlines |
+| ``TRUC_ABSENT_TURNS`` | ``3`` | turns in a row timed out that make a seat absent (0: never) |
+| ``TRUC_ABSENT_TURN_MS`` | ``1000`` | an absent seat's turn deadline (``truc_game.absence``) |
 | ``TRUC_RATE_ACTIONS`` | ``20`` | actions per player and game per window (0: no limit) |
 | ``TRUC_RATE_SIGNALS`` | ``5`` | signals and directives per player and game per window |
 | ``TRUC_RATE_WINDOW_MS`` | ``1000`` | rate-limit window |
+| ``TRUC_RATE_READS`` | ``20`` | GetGame calls per player and game per window (0: no limit) |
+| ``TRUC_MAX_READS_IN_FLIGHT`` | ``4`` | GetGame calls per player at once on a replica (0: none) |
+| | | the lobby's are not capped (its results follower) |
+| ``TRUC_MAX_STREAMS_PER_PLAYER`` | ``32`` | WatchGame + Play streams per player, all replicas |
+| ``TRUC_MAX_STREAMS`` | ``20000`` | WatchGame + Play streams open on one replica (0: no limit) |
+| ``TRUC_STREAM_LEASE_SECONDS`` | ``60`` | a stream's lease, renewed every third of it: a dead |
+| | | replica's streams stop counting after it (``truc_game.streams``) |
 | ``TRUC_MAX_MESSAGE_BYTES`` | ``65536`` | largest request accepted |
 | ``TRUC_GAME_TTL_SECONDS`` | ``604800`` | an unfinished game expires this long after its last act |
 | ``TRUC_FINISHED_GAME_TTL_SECONDS`` | ``604800`` | a finished game's log is kept this long |
@@ -60,9 +69,22 @@ class Settings(SignedSettings):
     allow_fixed_deals: Flag = Field(False, validation_alias="TRUC_ALLOW_FIXED_DEALS")
     turn_seconds: int = Field(30, ge=1, le=3600, validation_alias="TRUC_TURN_SECONDS")
     deadline_poll_ms: int = Field(500, ge=10, le=60_000, validation_alias="TRUC_DEADLINE_POLL_MS")
+    absent_turns: int = Field(3, ge=0, le=50, validation_alias="TRUC_ABSENT_TURNS")
+    absent_turn_ms: int = Field(1000, ge=0, le=3_600_000, validation_alias="TRUC_ABSENT_TURN_MS")
     rate_actions: int = Field(20, ge=0, le=1_000_000, validation_alias="TRUC_RATE_ACTIONS")
     rate_signals: int = Field(5, ge=0, le=1_000_000, validation_alias="TRUC_RATE_SIGNALS")
     rate_window_ms: int = Field(1000, ge=1, le=3_600_000, validation_alias="TRUC_RATE_WINDOW_MS")
+    rate_reads: int = Field(20, ge=0, le=1_000_000, validation_alias="TRUC_RATE_READS")
+    max_reads_in_flight: int = Field(
+        4, ge=0, le=10_000, validation_alias="TRUC_MAX_READS_IN_FLIGHT"
+    )
+    max_streams_per_player: int = Field(
+        32, ge=0, le=1_000_000, validation_alias="TRUC_MAX_STREAMS_PER_PLAYER"
+    )
+    max_streams: int = Field(20_000, ge=0, le=10_000_000, validation_alias="TRUC_MAX_STREAMS")
+    stream_lease_seconds: int = Field(
+        60, ge=3, le=86_400, validation_alias="TRUC_STREAM_LEASE_SECONDS"
+    )
     max_message_bytes: int = Field(
         65536, ge=1024, le=16 << 20, validation_alias="TRUC_MAX_MESSAGE_BYTES"
     )

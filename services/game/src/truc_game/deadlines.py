@@ -10,6 +10,12 @@ a raise, play the lowest card; in the variants.md rule sets refuse a redeal, fol
 a pending raise or mon reste, play the lowest legal card, obeying a binding
 instruction) with one compare-and-set, preceded by a ``TurnTimedOut`` event. A
 conflict means a player acted first: nothing to do.
+
+That commit also counts one more turn in a row the seat missed: a seat that
+missed ``TRUC_ABSENT_TURNS`` is *absent*, and its turns get a short deadline
+(``TRUC_ABSENT_TURN_MS``), so this sweep plays them almost at once, until its
+player acts again (:mod:`truc_game.absence`). A game whose players left ends in
+minutes, not hours of turn timers.
 """
 
 from __future__ import annotations

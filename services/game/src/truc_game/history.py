@@ -29,7 +29,8 @@ from truc_rules.events import Event
 from truc_rules.registry import AnyState, decode_state, encode_state
 from truc_rules.replay import replay
 
-from .ports import Entry, GameLog, GameMissing, GameStore, Snapshot, parse_record
+from .absence import missed_by_action
+from .ports import Entry, GameLog, GameMissing, GameStore, Reader, Snapshot, parse_record
 
 __all__ = ["Replayed", "entries_after", "flattened", "read_history", "replayed"]
 
@@ -50,6 +51,9 @@ class Replayed:
     """The events of each version, version 1 first."""
     deadlines: tuple[int | None, ...]
     """The deadline each version set, version 1 first."""
+    missed: tuple[tuple[int, ...], ...]
+    """Each version's missed turns in a row per seat (:attr:`Entry.missed`),
+    version 1 first."""
 
     def entries_after(self, after_version: int) -> list[Entry]:
         """The versions after ``after_version`` as feed entries (without the
@@ -66,6 +70,7 @@ class Replayed:
                 encode_state(states[version - 1]),
                 encode_events(self.events[version - 1]),
                 self.deadlines[version - 1],
+                missed=self.missed[version - 1],
             )
             for version in range(first, len(self.events) + 1)
         ]
@@ -101,11 +106,13 @@ def replayed(log: GameLog, game_id: str) -> Replayed:
         state = cached.state
         events = list(cached.events)
         deadlines = list(cached.deadlines)
+        missed = list(cached.missed)
     else:
         done = 0
         state = None
         events = []
         deadlines = [log.first_deadline_ms]
+        missed = [()]
     try:
         if state is None:
             state = decode_state(log.first_state)
@@ -113,7 +120,9 @@ def replayed(log: GameLog, game_id: str) -> Replayed:
         fresh = records[done:]
         for at in range(0, len(fresh), size):
             deadlines.append(parse_record(fresh[at : at + size])[1])
-        for transition in replay(state, _actions(fresh, size)):
+        actions = _actions(fresh, size)
+        missed.extend(missed_by_action(missed[-1], actions))
+        for transition in replay(state, actions):
             state = transition.state
             events.append(transition.events)
     except InvalidSetup as exc:
@@ -124,7 +133,14 @@ def replayed(log: GameLog, game_id: str) -> Replayed:
             f"the log of {game_id!r} replays to version {len(events)}, not {log.snapshot.version}",
         )
     found = Replayed(
-        log.snapshot, log.first_state, records, size, state, tuple(events), tuple(deadlines)
+        log.snapshot,
+        log.first_state,
+        records,
+        size,
+        state,
+        tuple(events),
+        tuple(deadlines),
+        tuple(missed),
     )
     _CACHE[game_id] = found
     _CACHE.move_to_end(game_id)
@@ -133,10 +149,11 @@ def replayed(log: GameLog, game_id: str) -> Replayed:
     return found
 
 
-async def read_history(store: GameStore, game_id: str) -> Replayed:
-    """The game's every version. Raises NotFound."""
+async def read_history(store: GameStore, game_id: str, reader: Reader | None = None) -> Replayed:
+    """The game's every version. Raises NotFound; with a ``reader``, the
+    store's RateLimited and NotSeated (checked before the log is read)."""
     try:
-        log = await store.read_log(game_id)
+        log = await store.read_log(game_id, reader)
     except GameMissing:
         raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
     return replayed(log, game_id)

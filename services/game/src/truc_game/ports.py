@@ -11,12 +11,18 @@
   :class:`~truc_game.adapters.redis_feed.WatchHub` (one pub/sub connection per
   replica; each publication carries the version itself) and
   :class:`~truc_game.adapters.memory.MemoryVersionFeed`.
+* :class:`StreamLeases`: the streams each player holds open on every replica
+  (leases, so a dead replica's stop counting). Adapters:
+  :class:`~truc_game.adapters.redis_streams.RedisStreamLeases` and
+  :class:`~truc_game.adapters.memory.MemoryStreamLeases`.
 
 The data that crosses them (:class:`GameMeta`, :class:`Snapshot`,
-:class:`Loaded`, :class:`Entry`, :class:`GameLog`) and the outcomes other than success
-(:class:`GameMissing`, :class:`VersionConflict`, :class:`AlreadyApplied`,
-:class:`RateLimited`) are defined here, once. A store that cannot be reached
-raises :class:`truc_protocol.errors.Unavailable` (reason ``STORE_UNAVAILABLE``).
+:class:`Loaded`, :class:`Reader`, :class:`Entry`, :class:`Absence`,
+:class:`GameLog`) and the outcomes other than success (:class:`GameMissing`,
+:class:`VersionConflict`, :class:`AlreadyApplied`, :class:`RateLimited`,
+:class:`NotSeated`) are defined here, once. A store
+that cannot be reached raises :class:`truc_protocol.errors.Unavailable`
+(reason ``STORE_UNAVAILABLE``).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -32,6 +38,7 @@ __all__ = [
     "FINISHED_RECORD_BYTES",
     "KEEP_DEADLINE",
     "RECORD_BYTES",
+    "Absence",
     "AlreadyApplied",
     "Entry",
     "GameLog",
@@ -40,9 +47,12 @@ __all__ = [
     "GameStore",
     "Listener",
     "Loaded",
+    "NotSeated",
     "RateLimited",
+    "Reader",
     "Snapshot",
     "StoreError",
+    "StreamLeases",
     "VersionConflict",
     "VersionFeed",
     "digest_version",
@@ -69,11 +79,18 @@ class VersionConflict(StoreError):
 
 
 class AlreadyApplied(StoreError):
-    """The request id was applied before, producing ``version``."""
+    """The request id was applied before, producing ``version`` with ``action``
+    (the 2-byte action entry of its log record: a retry of the same request
+    has the same one, :func:`truc_rules.action_codec.encode_action`)."""
 
-    def __init__(self, version: int) -> None:
+    def __init__(self, version: int, action: bytes = b"") -> None:
         super().__init__(f"request already applied at version {version}")
         self.version = version
+        self.action = action
+
+
+class NotSeated(StoreError):
+    """The reader holds no seat in the game (refused before its log was read)."""
 
 
 class RateLimited(StoreError):
@@ -128,6 +145,21 @@ class Loaded:
 
     snapshot: Snapshot
     prior_version: int | None
+    prior_action: bytes = b""
+    """The action entry (2 bytes) of the record ``prior_version`` wrote."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """Who reads a game's whole log (GetGame), checked in the read's own step
+    before the log is read: ``player`` is counted (at most ``limit`` reads per
+    ``window_ms``, 0: no limit; RateLimited past it) and, if ``seated``, must
+    hold a seat (NotSeated otherwise)."""
+
+    player: str
+    seated: bool
+    limit: int
+    window_ms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +175,29 @@ class Entry:
     request: str = ""
     """The request key (player NUL request id) of the action that made this
     version, "" if it had none (a timer's action, version 1)."""
+    missed: tuple[int, ...] = ()
+    """Each seat's turns in a row that the deadline sweeper played, after this
+    version, seat 0 first, without trailing zeros (:mod:`truc_game.absence`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Absence:
+    """What a commit needs to keep the game's missed turns in a row and give an
+    absent seat its short deadline (:mod:`truc_game.absence`)."""
+
+    seat: int
+    """The seat whose action is committed."""
+    timed_out: bool
+    """Taken for it at its deadline (one more missed turn), or its player's own
+    (its count goes back to zero)."""
+    next_seat: int | None
+    """The seat to act after it, when the commit sets a new deadline for it."""
+    turns: int
+    """Missed turns in a row that make a seat absent (0: never)."""
+    deadline_ms: int
+    """``next_seat``'s deadline if it is absent (instead of the commit's)."""
+    record: bytes
+    """The action's log record with that deadline."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,11 +270,13 @@ def finished_records(records: bytes) -> bytes:
     )
 
 
-def digest_version(records: bytes, digest: bytes, record_bytes: int) -> int | None:
-    """The version whose record in ``records`` holds ``digest``."""
+def digest_version(records: bytes, digest: bytes, record_bytes: int) -> tuple[int, bytes] | None:
+    """The version whose record in ``records`` holds ``digest``, and that
+    record's action entry (its first 2 bytes)."""
     for start in range(record_bytes - 8, len(records), record_bytes):
         if records[start : start + 8] == digest:
-            return start // record_bytes + 2
+            begin = start - (record_bytes - 8)
+            return start // record_bytes + 2, records[begin : begin + 2]
     return None
 
 
@@ -235,14 +292,17 @@ class GameStore(Protocol):
         self, game_id: str, *, request_id: str, player: str, kind: str, limit: int, window_ms: int
     ) -> Loaded:
         """Read for an action (and count the player's rate of ``kind``, at most
-        ``limit`` per ``window_ms``; 0: no limit). Raises GameMissing or RateLimited."""
+        ``limit`` per ``window_ms``; 0: no limit), and say whether ``request_id``
+        was applied before. The rate is counted first: a retry of an applied
+        request id counts too. Raises GameMissing or RateLimited."""
 
     async def read(self, game_id: str) -> Snapshot:
         """The game as it is now. Raises GameMissing."""
 
-    async def read_log(self, game_id: str) -> GameLog:
+    async def read_log(self, game_id: str, reader: Reader | None = None) -> GameLog:
         """The game now and what rebuilds its every version, read at one
-        instant. Raises GameMissing."""
+        instant. Raises GameMissing; with a ``reader``, RateLimited or
+        NotSeated before the log is read."""
 
     async def commit(
         self,
@@ -257,6 +317,7 @@ class GameStore(Protocol):
         finished: bool = False,
         winner: int | None = None,
         rate: tuple[str, str, int, int] | None = None,
+        absence: Absence | None = None,
     ) -> Entry:
         """Compare-and-set: write the next version and return its entry (also
         published, with the version itself, to every replica's feed). ``record``
@@ -268,14 +329,12 @@ class GameStore(Protocol):
         ``finished``: this version ends the game (its log is kept the finished TTL,
         and the game's end, won by ``winner``, goes to the ended-games stream).
         ``rate``: (player, kind, limit, window ms) counted in the same step (a
-        session's action costs one round trip). Raises GameMissing,
+        session's action costs one round trip). ``absence``: the missed-turn
+        count to move, and the short deadline that replaces ``deadline_ms`` (and
+        ``record``) when the seat to act next is absent. Raises GameMissing,
         VersionConflict, RateLimited, or AlreadyApplied when the request id was
         applied before (a retry, or one racing its original).
         """
-
-    async def applied_version(self, game_id: str, request: str) -> int | None:
-        """The version a request key produced, if it was applied (any time in
-        the game: its digest is in the log)."""
 
     async def due(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
         """(game id, deadline) of deadlines that have passed."""
@@ -289,6 +348,25 @@ class GameStore(Protocol):
 
     async def count_active(self) -> int:
         """Games in progress in the whole store: those with a deadline (a seat to act)."""
+
+
+class StreamLeases(Protocol):
+    """The streams (WatchGame, Play) each player holds open, on every replica:
+    a lease per stream, renewed by the replica holding it, so the streams of a
+    replica that died stop counting once their leases run out."""
+
+    async def take(
+        self, player: str, stream: str, *, limit: int, now_ms: int, until_ms: int
+    ) -> bool:
+        """Lease ``stream`` for ``player`` until ``until_ms``, unless the player
+        holds ``limit`` leases unexpired at ``now_ms`` already (False; 0: no limit)."""
+
+    async def drop(self, player: str, stream: str) -> None:
+        """End ``stream``'s lease (the stream closed)."""
+
+    async def renew(self, held: Mapping[str, Collection[str]], until_ms: int) -> None:
+        """Move the leases of the streams in ``held`` (player -> stream ids) to
+        ``until_ms``, in one round trip."""
 
 
 class Listener(Protocol):

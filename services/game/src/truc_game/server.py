@@ -6,7 +6,8 @@ production process never starts a Redis of its own; ``make serve`` and
 ``make run`` start the bundled development one, :mod:`truc_dev_redis`), and
 serves ``truc.v1.GameService`` with gRPC health checking
 and server reflection. Background tasks per replica: the watch hub, the turn
-deadline sweeper, the Redis health probe and the active-games gauge. On SIGTERM
+deadline sweeper, the renewal of its open streams' leases
+(:mod:`truc_game.streams`), the Redis health probe and the active-games gauge. On SIGTERM
 or SIGINT: health goes NOT_SERVING, in-flight calls get ``grace_seconds``, then
 everything stops.
 
@@ -49,13 +50,16 @@ from truc_telemetry import metrics as telemetry
 from truc_telemetry.interceptor import RpcInterceptor
 
 from . import metrics
+from .absence import AbsencePolicy
 from .adapters.redis_feed import WatchHub
 from .adapters.redis_store import RedisGameStore
+from .adapters.redis_streams import RedisStreamLeases
 from .api.servicer import GameServicer, add_to_server
 from .config import ConfigError, Settings
 from .deadlines import DeadlineSweeper
 from .history import entries_after
 from .service import GameService
+from .streams import OpenStreams
 
 __all__ = ["LIVENESS", "GameServer", "build_server", "main"]
 
@@ -100,6 +104,7 @@ class GameServer:
         self.hub.start()
         self.tasks.append(asyncio.create_task(self._probe_redis(), name="redis-probe"))
         self.tasks.append(asyncio.create_task(self.deadlines.run(), name="deadlines"))
+        self.tasks.append(asyncio.create_task(self.service.streams.run(), name="stream-leases"))
         self.tasks.append(asyncio.create_task(self._count_active(), name="active-games"))
         log.info(
             "game service listening on %s:%d (reflection and health on)",
@@ -173,10 +178,22 @@ def build_server(settings: Settings, redis_url: str) -> GameServer:
         rate_signals=settings.rate_signals,
         rate_window_ms=settings.rate_window_ms,
         feed=hub,
+        absence=AbsencePolicy(turns=settings.absent_turns, turn_ms=settings.absent_turn_ms),
+        rate_reads=settings.rate_reads,
+        reads_in_flight=settings.max_reads_in_flight,
+        streams=OpenStreams(
+            RedisStreamLeases(redis, lease_ms=settings.stream_lease_seconds * 1000),
+            per_player=settings.max_streams_per_player,
+            total=settings.max_streams,
+            lease_ms=settings.stream_lease_seconds * 1000,
+        ),
     )
     deadlines = DeadlineSweeper(service, store, poll_ms=settings.deadline_poll_ms)
     verifier = TokenVerifier(
-        settings.jwt_secret, issuer=settings.jwt_issuer, audience=settings.jwt_audience
+        settings.jwt_secret,
+        issuer=settings.jwt_issuer,
+        audience=settings.jwt_audience,
+        max_lifetime=settings.max_token_seconds,
     )
     server = grpc.aio.server(
         interceptors=[RpcInterceptor(logging.getLogger("truc.game.rpc"))],

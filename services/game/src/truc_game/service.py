@@ -8,10 +8,19 @@ the protocol's errors (:mod:`truc_protocol.errors`, no status codes of any
 transport) and import neither grpc nor redis; the gRPC servicer
 (:mod:`truc_game.api.servicer`) turns requests into these calls and results
 into protos. Turn deadlines are :mod:`truc_game.deadlines`.
+
+Nobody makes the service work for free: every action (a replay of an applied
+request id too) and every GetGame is counted per player and game in the
+script that serves it (RESOURCE_EXHAUSTED ``RATE_LIMITED`` past its rate), a
+caller without a seat is refused before a game's log is read, a player has a
+few GetGame calls in flight at most per replica, and the streams (WatchGame,
+Play) a player and a replica hold open are limited (:mod:`truc_game.streams`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import logging
 import secrets
@@ -27,8 +36,18 @@ from truc_protocol.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
+    OutOfRange,
     PermissionDenied,
     ResourceExhausted,
+    rate_limited,
+)
+from truc_protocol.identifiers import (
+    MAX_PLAYER_ID,
+    MAX_REQUEST_ID,
+    PLAYER_ID_ALPHABET,
+    REQUEST_ID_ALPHABET,
+    valid_player_id,
+    valid_request_id,
 )
 from truc_rules.action_codec import encode_action
 from truc_rules.actions import Action, PlayCard, SendDirective, SendSignal
@@ -52,10 +71,12 @@ from truc_rules.registry import (
 )
 from truc_rules.rule_set import RuleSet
 from truc_rules.truc_y_flou.state import Phase
+from truc_service.limits import Concurrency
 from truc_service.tokens import Identity
 from truc_telemetry import logs
 
 from . import metrics
+from .absence import NEVER_ABSENT, AbsencePolicy
 from .history import flattened, read_history
 from .names import new_game_id, valid_game_id
 from .ports import (
@@ -65,34 +86,43 @@ from .ports import (
     GameMeta,
     GameMissing,
     GameStore,
+    Loaded,
+    NotSeated,
     RateLimited,
+    Reader,
     VersionConflict,
     VersionFeed,
     log_record,
 )
+from .streams import OpenStreams, Stream
 
 __all__ = [
     "ActionReader",
     "GameService",
     "NewGame",
+    "Rate",
     "SeatView",
     "Watch",
+    "actions_limited",
     "applied",
     "decoded",
     "decoded_state",
     "is_message",
     "is_over",
+    "needs_seat",
+    "not_seated",
     "read_in_pack",
     "remember_decoded",
+    "replayed_or_reused",
     "request_key_of",
     "versions_of",
 ]
 
 log = logging.getLogger("truc.game")
 
-MAX_PLAYER_ID = 128
-MAX_REQUEST_ID = 64
 MAX_ETAG = 64
+READ_RETRY_MS: Final = 100
+"""The wait a GetGame refused for too many calls in flight is told to take."""
 _CONFLICTS = metrics.CAS_CONFLICTS.labels("player")
 _OVER: Final = (Phase.MATCH_OVER, Phase.NO_DEAL, FamilyPhase.MATCH_OVER, FamilyPhase.NO_DEAL)
 """The phases after which nothing can happen, in every rule set."""
@@ -101,6 +131,9 @@ Deal = tuple[tuple[Card, ...], ...]
 """One hand of three cards per seat, seat 0 first."""
 ActionReader = Callable[[Deck], Action]
 """An action read in a pack (a card's reading depends on the game's pack)."""
+Rate = tuple[str, str, int, int]
+"""How an action is rate-limited in the store: (player, kind, limit, window ms);
+kind ``"a"`` (actions) or ``"s"`` (team messages), limit 0: none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +152,8 @@ class SeatView:
     """The event-log entry the view was built from (the watch path), if any: the
     views of one entry differ only in what :func:`~truc_rules.registry.view_for`
     hides from each seat, so a transport may share the rest between them."""
+    absent: frozenset[int] = frozenset()
+    """The seats the house plays for at this version (:mod:`truc_game.absence`)."""
 
     @property
     def etag(self) -> str:
@@ -133,6 +168,8 @@ class Watch:
     """The game's version when the watch began."""
     over: bool
     """The match was already over (or out of deals) then: no version will follow."""
+    stream: Stream | None = None
+    """The open stream this watch holds (:meth:`GameService.end_watch` gives it back)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,9 +204,18 @@ class GameService:
         rate_window_ms: int,
         feed: VersionFeed | None = None,
         clock: Callable[[], float] = time.time,
+        absence: AbsencePolicy = NEVER_ABSENT,
+        rate_reads: int = 0,
+        reads_in_flight: int = 0,
+        streams: OpenStreams | None = None,
     ) -> None:
         """``feed``: this replica's feed, told of every version committed here
-        (so its sessions and watchers have it at once)."""
+        (so its sessions and watchers have it at once). ``absence``: when a seat
+        that keeps missing its turns is played by the house (default: never).
+        ``rate_reads``: GetGame calls per player and game per window;
+        ``reads_in_flight``: GetGame calls per player at once on this replica
+        (the lobby's are not capped: its results follower reads many games);
+        ``streams``: the limits of open streams (0 and None: no limit)."""
         self._store = store
         self._feed = feed
         self._turn_seconds = turn_seconds
@@ -178,6 +224,12 @@ class GameService:
         self._rate_signals = rate_signals
         self._rate_window_ms = rate_window_ms
         self._clock = clock
+        self._absence = absence
+        self._rate_reads = rate_reads
+        self._reads = Concurrency(
+            per_key=reads_in_flight, total=0, what="GetGame calls", retry_after_ms=READ_RETRY_MS
+        )
+        self._streams = streams or OpenStreams(None, per_player=0, total=0)
 
     # ------------------------------------------------------------------ create
 
@@ -192,8 +244,10 @@ class GameService:
             raise InvalidArgument(
                 "BAD_REQUEST", f"players: {rule_set} needs {seats}, got {len(players)}"
             )
-        if any(not p or len(p) > MAX_PLAYER_ID for p in players):
-            raise InvalidArgument("BAD_REQUEST", f"players: ids are 1-{MAX_PLAYER_ID} characters")
+        if not all(valid_player_id(p) for p in players):
+            raise InvalidArgument(
+                "BAD_REQUEST", f"players: ids are 1-{MAX_PLAYER_ID} of {PLAYER_ID_ALPHABET}"
+            )
         if len(set(players)) != seats:
             raise InvalidArgument("BAD_REQUEST", "players: a player may hold only one seat")
         game_id = request.game_id or new_game_id()
@@ -275,16 +329,31 @@ class GameService:
 
     def _seat(self, identity: Identity, meta: GameMeta, game_id: str) -> int | None:
         seat = meta.seat_of(identity.player)
-        if seat is None and identity.role not in ("spectator", "lobby"):
-            raise PermissionDenied(
-                "NOT_SEATED", f"player {identity.player!r} has no seat in {game_id!r}"
-            )
+        if seat is None and needs_seat(identity):
+            raise not_seated(identity, game_id)
         return seat
 
     async def get_game(self, identity: Identity, game_id: str) -> SeatView:
         """The caller's view with the whole event log so far (rebuilt from the
-        game's action log: :mod:`truc_game.history`)."""
-        found = await read_history(self._store, game_id)
+        game's action log: :mod:`truc_game.history`). The read is counted
+        (``rate_reads`` per player and game per window) and a caller without a
+        seat refused before the log is read, in the same round trip; a player
+        has at most ``reads_in_flight`` of them at once on this replica."""
+        reader = Reader(
+            identity.player, needs_seat(identity), self._rate_reads, self._rate_window_ms
+        )
+        in_flight = (
+            contextlib.nullcontext()
+            if identity.role == "lobby"
+            else self._reads.hold(identity.player)
+        )
+        with in_flight:
+            try:
+                found = await read_history(self._store, game_id, reader)
+            except NotSeated:
+                raise not_seated(identity, game_id) from None
+            except RateLimited as exc:
+                raise rate_limited(exc.retry_after_ms, "reads of this game") from None
         snapshot = found.snapshot
         seat = self._seat(identity, snapshot.meta, game_id)
         logs.bind(seat=seat)
@@ -298,6 +367,7 @@ class GameService:
             versions_of(view.events, events, versions),
             snapshot.meta,
             snapshot.deadline_ms,
+            absent=self.absent(found.missed[-1]),
         )
 
     # ------------------------------------------------------------------ act
@@ -318,42 +388,27 @@ class GameService:
         loaded, when its reading depends on the pack (a card named by suit and
         rank: the protocol's ``SUIT_CLUBS`` seven is the seven of bastos in the
         Spanish pack and of clubs in the piquet pack); ``action`` is its reading
-        in the Spanish pack, which decides how it is rate-limited."""
+        in the Spanish pack, which decides how it is rate-limited. Every call
+        is counted, a replay of an applied request id too; a request id applied
+        with another action is refused ``REQUEST_ID_REUSED``."""
         request_key = request_key_of(identity, request_id, etag)
         message = is_message(action)
-        try:
-            loaded = await self._store.load(
-                game_id,
-                request_id=request_key,
-                player=identity.player,
-                kind="s" if message else "a",
-                limit=self._rate_signals if message else self._rate_actions,
-                window_ms=self._rate_window_ms,
-            )
-        except GameMissing:
-            raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
-        except RateLimited as exc:
-            raise ResourceExhausted(
-                "RATE_LIMITED",
-                f"too many {'signals' if message else 'actions'}; retry in {exc.retry_after_ms} ms",
-                metadata={"retry_after_ms": str(exc.retry_after_ms)},
-            ) from None
+        loaded = await self.load_counted(game_id, request_key, self.rate_of(identity, action))
         snapshot = loaded.snapshot
         seat = snapshot.meta.seat_of(identity.player)
         if seat is None:
-            raise PermissionDenied(
-                "NOT_SEATED", f"player {identity.player!r} has no seat in {game_id!r}"
-            )
+            raise not_seated(identity, game_id)
         logs.bind(seat=seat)
+        state = decode_state(snapshot.state)
+        action = read_in_pack(state, action, read_in)
         if loaded.prior_version is not None:
+            replayed_or_reused(loaded.prior_action, seat, action)
             return await self._replay(game_id, seat, loaded.prior_version, snapshot.meta)
         if etag and etag != str(snapshot.version):
             raise Aborted(
                 "STALE_ETAG",
                 f"the game is at version {snapshot.version}, not the etag sent; refresh and retry",
             )
-        state = decode_state(snapshot.state)
-        action = read_in_pack(state, action, read_in)
         try:
             transition = apply_action(state, seat, action)
         except IllegalAction as exc:
@@ -380,6 +435,7 @@ class GameService:
                 "CONFLICT", "another action changed the game first; refresh and retry"
             ) from None
         except AlreadyApplied as exc:
+            replayed_or_reused(exc.action, seat, action)
             return await self._replay(game_id, seat, exc.version, snapshot.meta)
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
@@ -393,7 +449,8 @@ class GameService:
             view,
             (version,) * len(view.events),
             snapshot.meta,
-            snapshot.deadline_ms if deadline == KEEP_DEADLINE else deadline,
+            entry.deadline_ms,
+            absent=self.absent(entry.missed),
         )
 
     async def commit(
@@ -409,16 +466,27 @@ class GameService:
         deadline_ms: int | None,
         current_deadline_ms: int | None,
         timed_out: bool = False,
-        rate: tuple[str, str, int, int] | None = None,
+        rate: Rate | None = None,
     ) -> Entry:
         """Compare-and-set the version after ``expected_version`` (the store's
         outcomes pass through), then hand it to this replica's feed. ``seat``'s
         ``action`` (taken for it at its deadline: ``timed_out``) goes to the
         game's log with the deadline it sets (``deadline_ms``; KEEP_DEADLINE
-        keeps ``current_deadline_ms``, the deadline of ``expected_version``)."""
+        keeps ``current_deadline_ms``, the deadline of ``expected_version``); the
+        store gives the seat to act next the short deadline instead when it is
+        absent (:mod:`truc_game.absence`): the entry says which deadline it set."""
         over = is_over(state)
         kept = current_deadline_ms if deadline_ms == KEEP_DEADLINE else deadline_ms
-        record = log_record(encode_action(seat, action, timed_out=timed_out), kept, request)
+        encoded = encode_action(seat, action, timed_out=timed_out)
+        record = log_record(encoded, kept, request)
+        absence = self._absence.commit(
+            seat=seat,
+            timed_out=timed_out,
+            next_seat=state.to_act,
+            deadline_ms=deadline_ms,
+            now_ms=self.now_ms(),
+            record_with=lambda short_ms: log_record(encoded, short_ms, request),
+        )
         entry = await self._store.commit(
             game_id,
             expected_version=expected_version,
@@ -430,17 +498,38 @@ class GameService:
             finished=over,
             winner=state.winner if over else None,
             rate=rate,
+            absence=absence,
         )
         remember_decoded(entry, state, events)
         if self._feed is not None:
             self._feed.announce(game_id, entry)
         return entry
 
-    def rate_of(self, identity: Identity, action: Action) -> tuple[str, str, int, int]:
-        """How the caller's ``action`` is rate-limited: (player, kind, limit, window ms)."""
-        if is_message(action):
+    def rate_of(self, identity: Identity, action: Action | None) -> Rate:
+        """How the caller's ``action`` (None: an action that could not be read)
+        is rate-limited."""
+        if action is not None and is_message(action):
             return identity.player, "s", self._rate_signals, self._rate_window_ms
         return identity.player, "a", self._rate_actions, self._rate_window_ms
+
+    async def load_counted(self, game_id: str, request: str, rate: Rate) -> Loaded:
+        """The game for an action (LOAD), the action counted at ``rate``
+        (:meth:`rate_of`; RATE_LIMITED past it) and the request key
+        ``request`` looked for among the applied ones."""
+        player, kind, limit, window_ms = rate
+        try:
+            return await self._store.load(
+                game_id,
+                request_id=request,
+                player=player,
+                kind=kind,
+                limit=limit,
+                window_ms=window_ms,
+            )
+        except GameMissing:
+            raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
+        except RateLimited as exc:
+            raise actions_limited(kind, exc.retry_after_ms) from None
 
     async def _replay(self, game_id: str, seat: int, version: int, meta: GameMeta) -> SeatView:
         """The answer a request id got the first time, rebuilt from the action log."""
@@ -462,25 +551,59 @@ class GameService:
             meta,
             entry.deadline_ms,
             entry,
+            self.absent(entry.missed),
         )
 
     # ------------------------------------------------------------------ watch
 
-    async def authorize_watch(self, identity: Identity, game_id: str) -> Watch:
-        """Who watches, and whether there is anything left to watch."""
+    async def open_watch(self, identity: Identity, game_id: str, after_version: int) -> Watch:
+        """A stream of the caller on the game (WatchGame, a Play session)
+        resuming after ``after_version``: who watches, and whether anything is
+        left to watch. It holds one of the caller's open streams until
+        :meth:`end_watch` (:mod:`truc_game.streams`: its lease is taken beside
+        the read of the game, no round trip of its own). Raises NOT_FOUND,
+        NOT_SEATED, OUT_OF_RANGE ``AFTER_VERSION_AHEAD`` (past the game's
+        version), or RATE_LIMITED (too many streams open)."""
+        if after_version < 0:
+            raise InvalidArgument("BAD_REQUEST", "after_version: 0 or a version")
+        stream, watch = await self._streams.open(
+            identity.player, self._authorize_watch(identity, game_id, after_version)
+        )
+        return dataclasses.replace(watch, stream=stream)
+
+    async def _authorize_watch(self, identity: Identity, game_id: str, after_version: int) -> Watch:
         try:
             snapshot = await self._store.read(game_id)
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {game_id!r}") from None
         seat = self._seat(identity, snapshot.meta, game_id)
         logs.bind(seat=seat)
+        if after_version > snapshot.version:
+            raise OutOfRange(
+                "AFTER_VERSION_AHEAD",
+                f"after_version {after_version} is past the game's version {snapshot.version}",
+            )
         return Watch(seat, snapshot.meta, snapshot.version, is_over(decode_state(snapshot.state)))
+
+    async def end_watch(self, watch: Watch) -> None:
+        """The stream of ``watch`` closed: give it back."""
+        if watch.stream is not None:
+            await self._streams.close(watch.stream)
+
+    @property
+    def streams(self) -> OpenStreams:
+        """This replica's open streams (their leases are renewed by :meth:`OpenStreams.run`)."""
+        return self._streams
 
     # ------------------------------------------------------------------ deadlines
 
     def now_ms(self) -> int:
         """The service's clock, in milliseconds."""
         return int(self._clock() * 1000)
+
+    def absent(self, missed: Sequence[int]) -> frozenset[int]:
+        """The absent seats of a version, from its missed turns (:attr:`Entry.missed`)."""
+        return self._absence.absent(missed)
 
     def deadline_for(self, state: AnyState, turn_seconds: int) -> int | None:
         """When the seat to act in ``state`` runs out of time (None: nobody acts)."""
@@ -493,11 +616,44 @@ def request_key_of(identity: Identity, request_id: str, etag: str) -> str:
     """The store's key of a request id (checked with the etag: both are the
     caller's, bounded): request ids are the caller's, so another player reusing
     one gets nothing of it. Empty without a request id."""
-    if len(request_id) > MAX_REQUEST_ID:
-        raise InvalidArgument("BAD_REQUEST", f"request_id: at most {MAX_REQUEST_ID} characters")
+    if not valid_request_id(request_id):
+        raise InvalidArgument(
+            "BAD_REQUEST", f"request_id: at most {MAX_REQUEST_ID} of {REQUEST_ID_ALPHABET}"
+        )
     if len(etag) > MAX_ETAG:
         raise InvalidArgument("BAD_REQUEST", f"etag: at most {MAX_ETAG} characters")
     return f"{identity.player}\x00{request_id}" if request_id else ""
+
+
+def needs_seat(identity: Identity) -> bool:
+    """Whether the caller reads a game only from a seat of its own (spectators
+    and the lobby read any game's public view)."""
+    return identity.role not in ("spectator", "lobby")
+
+
+def not_seated(identity: Identity, game_id: str) -> PermissionDenied:
+    return PermissionDenied("NOT_SEATED", f"player {identity.player!r} has no seat in {game_id!r}")
+
+
+def actions_limited(kind: str, retry_after_ms: int) -> ResourceExhausted:
+    """The RATE_LIMITED refusal of a player's actions (kind ``"a"``) or team
+    messages (``"s"``) past their rate."""
+    return rate_limited(retry_after_ms, "signals" if kind == "s" else "actions")
+
+
+def replayed_or_reused(prior_action: bytes, seat: int, action: Action) -> None:
+    """A request id applied before, with ``prior_action`` (its log record's
+    action entry), sent again with ``action`` for ``seat``: a replay if it is
+    the same action, else ``INVALID_ARGUMENT REQUEST_ID_REUSED``."""
+    try:
+        same = not prior_action or prior_action == encode_action(seat, action)
+    except ValueError:  # no log entry for it (one the rules refuse): another action
+        same = False
+    if not same:
+        raise InvalidArgument(
+            "REQUEST_ID_REUSED",
+            "request_id: already used for another action in this game; send a new one",
+        )
 
 
 def is_message(action: Action) -> bool:

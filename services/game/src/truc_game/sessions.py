@@ -29,6 +29,16 @@ counts the player's rate, checks the request id, moves the deadline and
 publishes the version. A copy that was behind costs one reload and one retry;
 a second conflict is ``ABORTED CONFLICT``. Redis stays the only truth: a
 session resumes on any replica from the last version its client received.
+
+**Every action counts.** An action the replica's copy of the game refuses
+(illegal, a stale etag, a resent one already applied, one from a seatless
+session, one that could not be read) costs one LOAD (:meth:`GameService.load_counted`):
+it counts the action at the player's rate (past it the refusal is
+RESOURCE_EXHAUSTED ``RATE_LIMITED``), says whether the request id was applied
+before (a repeat, or ``REQUEST_ID_REUSED`` with another action) and brings the
+stored game, which judges the action again if the copy was off. A session
+holds one of its player's open streams (:mod:`truc_game.streams`) until it
+closes.
 """
 
 from __future__ import annotations
@@ -42,9 +52,6 @@ from truc_protocol.errors import (
     Aborted,
     FailedPrecondition,
     NotFound,
-    OutOfRange,
-    PermissionDenied,
-    ResourceExhausted,
     ServiceError,
 )
 from truc_rules.actions import Action
@@ -61,20 +68,25 @@ from .ports import (
     GameMissing,
     GameStore,
     RateLimited,
+    Snapshot,
     VersionConflict,
     VersionFeed,
 )
 from .service import (
     ActionReader,
     GameService,
+    Rate,
     SeatView,
     Watch,
+    actions_limited,
     applied,
     decoded,
     decoded_state,
     is_message,
     is_over,
+    not_seated,
     read_in_pack,
+    replayed_or_reused,
     request_key_of,
     versions_of,
 )
@@ -135,26 +147,28 @@ async def open_session(
 ) -> Session | None:
     """A session of the caller on ``game_id`` resuming after ``after_version``;
     None if the match is over and the caller has seen its end. Raises the
-    errors of :meth:`GameService.authorize_watch`, and ``OUT_OF_RANGE`` for an
-    ``after_version`` past the game's version."""
-    watch = await service.authorize_watch(identity, game_id)
-    if after_version > watch.version:
-        raise OutOfRange(
-            "AFTER_VERSION_AHEAD",
-            f"after_version {after_version} is past the game's version {watch.version}",
+    errors of :meth:`GameService.open_watch` (``OUT_OF_RANGE`` for an
+    ``after_version`` past the game's version, RATE_LIMITED past the open
+    streams' limits). The session holds one of the caller's open streams until
+    it is closed."""
+    watch = await service.open_watch(identity, game_id, after_version)
+    try:
+        if watch.over and after_version >= watch.version:
+            await service.end_watch(watch)
+            return None
+        session = Session(
+            service,
+            store=store,
+            feed=feed,
+            identity=identity,
+            game_id=game_id,
+            watch=watch,
+            after_version=after_version,
         )
-    if watch.over and after_version >= watch.version:
-        return None
-    session = Session(
-        service,
-        store=store,
-        feed=feed,
-        identity=identity,
-        game_id=game_id,
-        watch=watch,
-        after_version=after_version,
-    )
-    await feed.listen(game_id, session)
+        await feed.listen(game_id, session)
+    except BaseException:
+        await service.end_watch(watch)
+        raise
     metrics.SESSIONS.inc()
     return session
 
@@ -179,6 +193,7 @@ class Session:
         self._identity = identity
         self.game_id = game_id
         self.seat = watch.seat
+        self._watch = watch
         self._meta = watch.meta
         self._mine = identity.player + "\x00"
         self._sent = after_version
@@ -225,11 +240,14 @@ class Session:
         self._wake.set()
 
     async def close(self) -> None:
-        """Leave the feed (the stream ended)."""
+        """Leave the feed and give the open stream back (the stream ended)."""
         if not self._closed:
             self._closed = True
             metrics.SESSIONS.dec()
-            await self._feed.unlisten(self.game_id, self)
+            try:
+                await self._feed.unlisten(self.game_id, self)
+            finally:
+                await self._service.end_watch(self._watch)
 
     # ------------------------------------------------------------------ read side
 
@@ -337,6 +355,7 @@ class Session:
             self._meta,
             last.deadline_ms,
             last,
+            self._service.absent(last.missed),
         )
 
     # ------------------------------------------------------------------ act side
@@ -352,8 +371,15 @@ class Session:
         (_REFUSED if isinstance(reply, Refused) else _REPEATED).inc()
         self._wake.set()
 
-    def refuse(self, request_id: str, error: ServiceError) -> None:
-        """Answer an action the transport could not read (a bad action message)."""
+    async def refuse(self, request_id: str, error: ServiceError) -> None:
+        """Answer an action the transport could not read (a bad action message):
+        counted as an action (past the rate, refused RATE_LIMITED instead)."""
+        try:
+            await self._service.load_counted(
+                self.game_id, "", self._service.rate_of(self._identity, None)
+            )
+        except ServiceError as counted:
+            error = counted
         self._reply(Refused(self._sent, request_id, error))
 
     async def act(
@@ -370,36 +396,50 @@ class Session:
     async def _act(
         self, action: Action, *, etag: str, request_id: str, read_in: ActionReader | None
     ) -> None:
+        """Every action is counted at the player's rate once, in Redis: by the
+        commit, or, for one refused on this replica's copy of the game, by the
+        LOAD that also checks the copy and the request id (one round trip)."""
+        first = self._service.rate_of(self._identity, action)
+        try:
+            request = request_key_of(self._identity, request_id, etag)
+        except ServiceError:
+            await self._service.load_counted(self.game_id, "", first)
+            raise
         seat = self.seat
         if seat is None:
-            raise PermissionDenied(
-                "NOT_SEATED", f"player {self._identity.player!r} has no seat in {self.game_id!r}"
-            )
-        request = request_key_of(self._identity, request_id, etag)
-        message = is_message(action)
-        rate = self._service.rate_of(self._identity, action)
+            await self._service.load_counted(self.game_id, "", first)
+            raise not_seated(self._identity, self.game_id)
+        kind = first[1]
+        rate: Rate | None = first  # None once this action is counted
         for attempt in (1, 2):
             current = self._current() or await self._reload()
+            state = decoded_state(current)
+            chosen = read_in_pack(state, action, read_in)
+            refusal: ServiceError | None = None
             if etag and etag != str(current.version):
-                if await self._repeated(request, request_id):
-                    return
-                if attempt == 1 and (await self._reload()).version != current.version:
-                    continue  # this replica's copy was off (behind, or ahead after a rewind)
-                raise Aborted(
+                refusal = Aborted(
                     "STALE_ETAG",
                     f"the game is at version {current.version}, not the etag sent; "
                     "wait for the next version and retry",
                 )
-            state = decoded_state(current)
-            chosen = read_in_pack(state, action, read_in)
-            try:
-                transition = apply_action(state, seat, chosen)
-            except IllegalAction as exc:
-                if await self._repeated(request, request_id):
+            else:
+                try:
+                    transition = apply_action(state, seat, chosen)
+                except IllegalAction as exc:
+                    refusal = FailedPrecondition(exc.reason.value, exc.detail)
+            if refusal is not None:
+                if rate is None:
+                    raise refusal  # counted already, and judged on the stored game
+                loaded = await self._service.load_counted(self.game_id, request, rate)
+                rate = None
+                if loaded.prior_version is not None:
+                    # A retry whose original made the version it is refused against.
+                    replayed_or_reused(loaded.prior_action, seat, chosen)
+                    self._reply(Repeated(loaded.prior_version, request_id))
                     return
-                if attempt == 1 and (await self._reload()).version != current.version:
-                    continue  # this replica's copy was behind: judge on the stored game
-                raise FailedPrecondition(exc.reason.value, exc.detail) from None
+                if attempt == 1 and self._adopt(loaded.snapshot).version != current.version:
+                    continue  # this replica's copy was off (behind, or ahead after a rewind)
+                raise refusal
             new_state = transition.state
             try:
                 entry = await self._service.commit(
@@ -411,13 +451,14 @@ class Session:
                     action=chosen,
                     request=request,
                     deadline_ms=KEEP_DEADLINE
-                    if message
+                    if is_message(chosen)
                     else self._service.deadline_for(new_state, self._meta.turn_seconds),
                     current_deadline_ms=current.deadline_ms,
                     rate=rate,
                 )
             except VersionConflict:
                 _CONFLICTS.inc()
+                rate = None  # the commit counted it
                 if attempt == 1:
                     await self._reload()
                     continue
@@ -425,32 +466,17 @@ class Session:
                     "CONFLICT", "another action changed the game first; wait and retry"
                 ) from None
             except AlreadyApplied as exc:
+                replayed_or_reused(exc.action, seat, chosen)
                 self._reply(Repeated(exc.version, request_id))
                 return
             except RateLimited as exc:
-                raise ResourceExhausted(
-                    "RATE_LIMITED",
-                    f"too many {'signals' if message else 'actions'}; "
-                    f"retry in {exc.retry_after_ms} ms",
-                    metadata={"retry_after_ms": str(exc.retry_after_ms)},
-                ) from None
+                raise actions_limited(kind, exc.retry_after_ms) from None
             except GameMissing:
                 raise NotFound("GAME_NOT_FOUND", f"no game {self.game_id!r}") from None
             applied(chosen, "session", state, new_state, entry.version)
             if request_id and entry.version > self._sent:
                 self._own[entry.version] = request_id
             return
-
-    async def _repeated(self, request: str, request_id: str) -> bool:
-        """True (and the reply queued) if ``request`` was applied before: a retry
-        whose original made the version the action is now refused against."""
-        if not request:
-            return False
-        version = await self._store.applied_version(self.game_id, request)
-        if version is None:
-            return False
-        self._reply(Repeated(version, request_id))
-        return True
 
     def _current(self) -> Entry | None:
         """The newest version this replica holds of the game: the feed's, unless
@@ -468,6 +494,10 @@ class Session:
             snapshot = await self._store.read(self.game_id)
         except GameMissing:
             raise NotFound("GAME_NOT_FOUND", f"no game {self.game_id!r}") from None
+        return self._adopt(snapshot)
+
+    def _adopt(self, snapshot: Snapshot) -> Entry:
+        """Take ``snapshot``, the game as stored now, as this session's copy."""
         self._known = Entry(snapshot.version, snapshot.state, b"", snapshot.deadline_ms)
         # Redis may have lost writes: the store is the truth, even when older.
         self._feed.rewound(self.game_id, self._known)

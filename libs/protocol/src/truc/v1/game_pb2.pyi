@@ -993,6 +993,7 @@ class SeatInfo(_message.Message):
     HAND_SIZE_FIELD_NUMBER: _builtins.int
     SHOWN_FIELD_NUMBER: _builtins.int
     GOVERNOR_FIELD_NUMBER: _builtins.int
+    ABSENT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     team: Global___Team.ValueType
     captain: _builtins.bool
@@ -1003,6 +1004,12 @@ class SeatInfo(_message.Message):
     governor: _builtins.bool
     """partnership_truc: the seat governs its side this hand (the dealer and
     eldest): only governors answer raises and concede.
+    """
+    absent: _builtins.bool
+    """The house plays this seat's turns: its player missed TRUC_ABSENT_TURNS
+    turns in a row (each played at its deadline), so each of its turns now
+    gets the short deadline TRUC_ABSENT_TURN_MS. It clears when the player
+    acts (any accepted action of theirs).
     """
     @_builtins.property
     def shown(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]:
@@ -1018,10 +1025,11 @@ class SeatInfo(_message.Message):
         hand_size: _builtins.int = ...,
         shown: _abc.Iterable[_cards_pb2.Card] | None = ...,
         governor: _builtins.bool = ...,
+        absent: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["captain", b"captain", "governor", b"governor", "hand_size", b"hand_size", "player", b"player", "seat", b"seat", "shown", b"shown", "team", b"team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "captain", b"captain", "governor", b"governor", "hand_size", b"hand_size", "player", b"player", "seat", b"seat", "shown", b"shown", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

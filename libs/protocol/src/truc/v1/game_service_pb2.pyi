@@ -81,7 +81,8 @@ class CreateGameRequest(_message.Message):
     """Skip the draw for first deal and start with this dealer."""
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """The players, seat 0 first: six in Truc y Flou (team A: seats 0, 2, 4;
+        """The players, seat 0 first (each 1-128 of A-Z a-z 0-9 _ . : @ | + -):
+        six in Truc y Flou (team A: seats 0, 2, 4;
         captains 0, 3), four in partnership and Catalan Truc (team A: 0, 2), two
         otherwise (team A: seat 0). Teams alternate around the table.
         """
@@ -219,7 +220,9 @@ class SubmitActionRequest(_message.Message):
     act on whatever is current.
     """
     request_id: _builtins.str
-    """A client-generated unique id (a UUID) that makes retries safe; at most 64 characters."""
+    """A client-generated unique id (a UUID) that makes retries safe: at most 64
+    of A-Z a-z 0-9 _ . : - (a UUID in any usual spelling fits).
+    """
     response_view: Global___ResponseView.ValueType
     """How much of the caller's view the response carries; unspecified: FULL."""
     @_builtins.property
@@ -415,7 +418,7 @@ class SessionAction(_message.Message):
     whatever is current.
     """
     request_id: _builtins.str
-    """A client-generated unique id (a UUID), at most 64 characters: it comes back
+    """A client-generated unique id (a UUID), at most 64 of A-Z a-z 0-9 _ . : -: it comes back
     on the version the action produced, or on its refusal, and makes a retry
     after a broken stream safe (applied once).
     """

@@ -38,16 +38,26 @@ class GameServiceStub:
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
     * PERMISSION_DENIED: NOT_SEATED (the player holds no seat in the game),
-      LOBBY_ONLY (CreateGame needs a lobby token).
+      LOBBY_ONLY (CreateGame needs a lobby token), STREAM_TOKEN_WATCH_ONLY (a stream
+      token, claim scope=stream, opens WatchGame streams only).
     * INVALID_ARGUMENT: BAD_NAME, BAD_ACTION, BAD_REQUEST (the message says which
-      field; also a request whose bytes do not parse), FIXED_DEALS_DISABLED.
+      field; also a request whose bytes do not parse, an enum number the
+      protocol does not define, a player id or request_id outside its alphabet),
+      FIXED_DEALS_DISABLED, REQUEST_ID_REUSED (a request_id already applied with
+      another action; the same action again is answered as before).
+    * OUT_OF_RANGE: AFTER_VERSION_AHEAD (a watch or session resuming after a
+      version the game has not reached).
     * NOT_FOUND: GAME_NOT_FOUND.
     * ALREADY_EXISTS: GAME_EXISTS.
     * FAILED_PRECONDITION: the rules refused the action, with the engine's
       reason NOT_YOUR_TURN, CARD_NOT_IN_HAND, NO_FLOR, NOT_ALLOWED_NOW or GAME_OVER.
     * ABORTED: STALE_ETAG (the etag is not the game's current one) or
       CONFLICT (another action won the race); refresh with GetGame and retry.
-    * RESOURCE_EXHAUSTED: RATE_LIMITED (per player; metadata retry_after_ms).
+    * RESOURCE_EXHAUSTED: RATE_LIMITED (per player: actions and team messages,
+      replays of a request_id included, and GetGame calls per game per window,
+      GetGame calls at once, streams open at once; per replica: streams open in
+      all). Metadata retry_after_ms, and a google.rpc.RetryInfo with the same
+      delay.
     * UNAVAILABLE: STORE_UNAVAILABLE (Redis cannot be reached); safe to retry
       with the same request_id.
 
@@ -79,15 +89,19 @@ class GameServiceStub:
     GetGame: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.GetGameRequest, _game_service_pb2.GetGameResponse]
     """Returns the caller's view of a game, with the event log so far filtered
     for the caller's seat. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
-    (BAD_NAME), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED), UNAVAILABLE.
+    (BAD_NAME), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED, STREAM_TOKEN_WATCH_ONLY),
+    RESOURCE_EXHAUSTED (RATE_LIMITED: reads per player and game, or calls at
+    once), UNAVAILABLE.
 
     REST: `GET /v1/games/{game}` (the path is the game's name).
     """
     SubmitAction: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.SubmitActionRequest, _game_service_pb2.SubmitActionResponse]
     """Applies one action for the caller's seat and returns the new view and the
     events the action caused. Idempotent for a repeated request_id: the first
-    answer is returned again without applying twice. Errors: UNAUTHENTICATED,
-    INVALID_ARGUMENT (BAD_NAME, BAD_ACTION, BAD_REQUEST), NOT_FOUND,
+    answer is returned again without applying twice (a request_id sent again
+    with another action is refused REQUEST_ID_REUSED; every call counts at the
+    player's rate, a replay too). Errors: UNAUTHENTICATED,
+    INVALID_ARGUMENT (BAD_NAME, BAD_ACTION, BAD_REQUEST, REQUEST_ID_REUSED), NOT_FOUND,
     PERMISSION_DENIED (NOT_SEATED), FAILED_PRECONDITION (the rules' reason),
     ABORTED (STALE_ETAG, CONFLICT), RESOURCE_EXHAUSTED (RATE_LIMITED),
     UNAVAILABLE.
@@ -100,7 +114,10 @@ class GameServiceStub:
     the caller's seat, with the caller's view after it. Starts with the
     versions after `after_version` (0: from the start), so a client that
     reconnects with the last version it saw misses nothing and sees nothing
-    twice. Ends when the match is over. Errors: as GetGame. A watcher that
+    twice. Ends when the match is over. Errors: as GetGame (a stream token is
+    enough here), and OUT_OF_RANGE (AFTER_VERSION_AHEAD) for an after_version
+    past the game's version; RESOURCE_EXHAUSTED (RATE_LIMITED) when the caller
+    holds too many streams open (WatchGame and Play), or the replica does. A watcher that
     needs only the outcome (the lobby's results follower) asks for
     RESPONSE_VIEW_MINIMAL views, which cost the server less.
 
@@ -125,10 +142,13 @@ class GameServiceStub:
     without bound. A refused action is answered with `refused` (the status code
     and ErrorInfo reason the unary SubmitAction would have returned) and the
     stream stays open; a repeated request_id answers `repeated` with the version
-    it produced, applying nothing. The stream ends (OK) after the version that
+    it produced, applying nothing (sent with another action: refused
+    REQUEST_ID_REUSED). Every action counts at the player's rate, refused and
+    repeated ones too. The stream ends (OK) after the version that
     finishes the match. Errors that end the stream: those of WatchGame for the
     `open` request (UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND,
-    PERMISSION_DENIED), and UNAVAILABLE when the replica stops; resume on any
+    PERMISSION_DENIED, OUT_OF_RANGE, RESOURCE_EXHAUSTED; a stream token is not
+    enough), and UNAVAILABLE when the replica stops; resume on any
     replica with the last version received as after_version: nothing is
     missed, nothing repeated. Spectators and the lobby's roles open read-only
     sessions (their actions are refused NOT_SEATED).
@@ -155,16 +175,26 @@ class GameServiceAsyncStub(GameServiceStub):
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
     * PERMISSION_DENIED: NOT_SEATED (the player holds no seat in the game),
-      LOBBY_ONLY (CreateGame needs a lobby token).
+      LOBBY_ONLY (CreateGame needs a lobby token), STREAM_TOKEN_WATCH_ONLY (a stream
+      token, claim scope=stream, opens WatchGame streams only).
     * INVALID_ARGUMENT: BAD_NAME, BAD_ACTION, BAD_REQUEST (the message says which
-      field; also a request whose bytes do not parse), FIXED_DEALS_DISABLED.
+      field; also a request whose bytes do not parse, an enum number the
+      protocol does not define, a player id or request_id outside its alphabet),
+      FIXED_DEALS_DISABLED, REQUEST_ID_REUSED (a request_id already applied with
+      another action; the same action again is answered as before).
+    * OUT_OF_RANGE: AFTER_VERSION_AHEAD (a watch or session resuming after a
+      version the game has not reached).
     * NOT_FOUND: GAME_NOT_FOUND.
     * ALREADY_EXISTS: GAME_EXISTS.
     * FAILED_PRECONDITION: the rules refused the action, with the engine's
       reason NOT_YOUR_TURN, CARD_NOT_IN_HAND, NO_FLOR, NOT_ALLOWED_NOW or GAME_OVER.
     * ABORTED: STALE_ETAG (the etag is not the game's current one) or
       CONFLICT (another action won the race); refresh with GetGame and retry.
-    * RESOURCE_EXHAUSTED: RATE_LIMITED (per player; metadata retry_after_ms).
+    * RESOURCE_EXHAUSTED: RATE_LIMITED (per player: actions and team messages,
+      replays of a request_id included, and GetGame calls per game per window,
+      GetGame calls at once, streams open at once; per replica: streams open in
+      all). Metadata retry_after_ms, and a google.rpc.RetryInfo with the same
+      delay.
     * UNAVAILABLE: STORE_UNAVAILABLE (Redis cannot be reached); safe to retry
       with the same request_id.
 
@@ -193,15 +223,19 @@ class GameServiceAsyncStub(GameServiceStub):
     GetGame: _aio.UnaryUnaryMultiCallable[_game_service_pb2.GetGameRequest, _game_service_pb2.GetGameResponse]  # type: ignore[assignment]
     """Returns the caller's view of a game, with the event log so far filtered
     for the caller's seat. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
-    (BAD_NAME), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED), UNAVAILABLE.
+    (BAD_NAME), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED, STREAM_TOKEN_WATCH_ONLY),
+    RESOURCE_EXHAUSTED (RATE_LIMITED: reads per player and game, or calls at
+    once), UNAVAILABLE.
 
     REST: `GET /v1/games/{game}` (the path is the game's name).
     """
     SubmitAction: _aio.UnaryUnaryMultiCallable[_game_service_pb2.SubmitActionRequest, _game_service_pb2.SubmitActionResponse]  # type: ignore[assignment]
     """Applies one action for the caller's seat and returns the new view and the
     events the action caused. Idempotent for a repeated request_id: the first
-    answer is returned again without applying twice. Errors: UNAUTHENTICATED,
-    INVALID_ARGUMENT (BAD_NAME, BAD_ACTION, BAD_REQUEST), NOT_FOUND,
+    answer is returned again without applying twice (a request_id sent again
+    with another action is refused REQUEST_ID_REUSED; every call counts at the
+    player's rate, a replay too). Errors: UNAUTHENTICATED,
+    INVALID_ARGUMENT (BAD_NAME, BAD_ACTION, BAD_REQUEST, REQUEST_ID_REUSED), NOT_FOUND,
     PERMISSION_DENIED (NOT_SEATED), FAILED_PRECONDITION (the rules' reason),
     ABORTED (STALE_ETAG, CONFLICT), RESOURCE_EXHAUSTED (RATE_LIMITED),
     UNAVAILABLE.
@@ -214,7 +248,10 @@ class GameServiceAsyncStub(GameServiceStub):
     the caller's seat, with the caller's view after it. Starts with the
     versions after `after_version` (0: from the start), so a client that
     reconnects with the last version it saw misses nothing and sees nothing
-    twice. Ends when the match is over. Errors: as GetGame. A watcher that
+    twice. Ends when the match is over. Errors: as GetGame (a stream token is
+    enough here), and OUT_OF_RANGE (AFTER_VERSION_AHEAD) for an after_version
+    past the game's version; RESOURCE_EXHAUSTED (RATE_LIMITED) when the caller
+    holds too many streams open (WatchGame and Play), or the replica does. A watcher that
     needs only the outcome (the lobby's results follower) asks for
     RESPONSE_VIEW_MINIMAL views, which cost the server less.
 
@@ -239,10 +276,13 @@ class GameServiceAsyncStub(GameServiceStub):
     without bound. A refused action is answered with `refused` (the status code
     and ErrorInfo reason the unary SubmitAction would have returned) and the
     stream stays open; a repeated request_id answers `repeated` with the version
-    it produced, applying nothing. The stream ends (OK) after the version that
+    it produced, applying nothing (sent with another action: refused
+    REQUEST_ID_REUSED). Every action counts at the player's rate, refused and
+    repeated ones too. The stream ends (OK) after the version that
     finishes the match. Errors that end the stream: those of WatchGame for the
     `open` request (UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND,
-    PERMISSION_DENIED), and UNAVAILABLE when the replica stops; resume on any
+    PERMISSION_DENIED, OUT_OF_RANGE, RESOURCE_EXHAUSTED; a stream token is not
+    enough), and UNAVAILABLE when the replica stops; resume on any
     replica with the last version received as after_version: nothing is
     missed, nothing repeated. Spectators and the lobby's roles open read-only
     sessions (their actions are refused NOT_SEATED).
@@ -268,16 +308,26 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
     * PERMISSION_DENIED: NOT_SEATED (the player holds no seat in the game),
-      LOBBY_ONLY (CreateGame needs a lobby token).
+      LOBBY_ONLY (CreateGame needs a lobby token), STREAM_TOKEN_WATCH_ONLY (a stream
+      token, claim scope=stream, opens WatchGame streams only).
     * INVALID_ARGUMENT: BAD_NAME, BAD_ACTION, BAD_REQUEST (the message says which
-      field; also a request whose bytes do not parse), FIXED_DEALS_DISABLED.
+      field; also a request whose bytes do not parse, an enum number the
+      protocol does not define, a player id or request_id outside its alphabet),
+      FIXED_DEALS_DISABLED, REQUEST_ID_REUSED (a request_id already applied with
+      another action; the same action again is answered as before).
+    * OUT_OF_RANGE: AFTER_VERSION_AHEAD (a watch or session resuming after a
+      version the game has not reached).
     * NOT_FOUND: GAME_NOT_FOUND.
     * ALREADY_EXISTS: GAME_EXISTS.
     * FAILED_PRECONDITION: the rules refused the action, with the engine's
       reason NOT_YOUR_TURN, CARD_NOT_IN_HAND, NO_FLOR, NOT_ALLOWED_NOW or GAME_OVER.
     * ABORTED: STALE_ETAG (the etag is not the game's current one) or
       CONFLICT (another action won the race); refresh with GetGame and retry.
-    * RESOURCE_EXHAUSTED: RATE_LIMITED (per player; metadata retry_after_ms).
+    * RESOURCE_EXHAUSTED: RATE_LIMITED (per player: actions and team messages,
+      replays of a request_id included, and GetGame calls per game per window,
+      GetGame calls at once, streams open at once; per replica: streams open in
+      all). Metadata retry_after_ms, and a google.rpc.RetryInfo with the same
+      delay.
     * UNAVAILABLE: STORE_UNAVAILABLE (Redis cannot be reached); safe to retry
       with the same request_id.
 
@@ -316,7 +366,9 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_game_service_pb2.GetGameResponse, _abc.Awaitable[_game_service_pb2.GetGameResponse]]:
         """Returns the caller's view of a game, with the event log so far filtered
         for the caller's seat. Errors: UNAUTHENTICATED, INVALID_ARGUMENT
-        (BAD_NAME), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED), UNAVAILABLE.
+        (BAD_NAME), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED, STREAM_TOKEN_WATCH_ONLY),
+        RESOURCE_EXHAUSTED (RATE_LIMITED: reads per player and game, or calls at
+        once), UNAVAILABLE.
 
         REST: `GET /v1/games/{game}` (the path is the game's name).
         """
@@ -329,8 +381,10 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_game_service_pb2.SubmitActionResponse, _abc.Awaitable[_game_service_pb2.SubmitActionResponse]]:
         """Applies one action for the caller's seat and returns the new view and the
         events the action caused. Idempotent for a repeated request_id: the first
-        answer is returned again without applying twice. Errors: UNAUTHENTICATED,
-        INVALID_ARGUMENT (BAD_NAME, BAD_ACTION, BAD_REQUEST), NOT_FOUND,
+        answer is returned again without applying twice (a request_id sent again
+        with another action is refused REQUEST_ID_REUSED; every call counts at the
+        player's rate, a replay too). Errors: UNAUTHENTICATED,
+        INVALID_ARGUMENT (BAD_NAME, BAD_ACTION, BAD_REQUEST, REQUEST_ID_REUSED), NOT_FOUND,
         PERMISSION_DENIED (NOT_SEATED), FAILED_PRECONDITION (the rules' reason),
         ABORTED (STALE_ETAG, CONFLICT), RESOURCE_EXHAUSTED (RATE_LIMITED),
         UNAVAILABLE.
@@ -349,7 +403,10 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         the caller's seat, with the caller's view after it. Starts with the
         versions after `after_version` (0: from the start), so a client that
         reconnects with the last version it saw misses nothing and sees nothing
-        twice. Ends when the match is over. Errors: as GetGame. A watcher that
+        twice. Ends when the match is over. Errors: as GetGame (a stream token is
+        enough here), and OUT_OF_RANGE (AFTER_VERSION_AHEAD) for an after_version
+        past the game's version; RESOURCE_EXHAUSTED (RATE_LIMITED) when the caller
+        holds too many streams open (WatchGame and Play), or the replica does. A watcher that
         needs only the outcome (the lobby's results follower) asks for
         RESPONSE_VIEW_MINIMAL views, which cost the server less.
 
@@ -380,10 +437,13 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         without bound. A refused action is answered with `refused` (the status code
         and ErrorInfo reason the unary SubmitAction would have returned) and the
         stream stays open; a repeated request_id answers `repeated` with the version
-        it produced, applying nothing. The stream ends (OK) after the version that
+        it produced, applying nothing (sent with another action: refused
+        REQUEST_ID_REUSED). Every action counts at the player's rate, refused and
+        repeated ones too. The stream ends (OK) after the version that
         finishes the match. Errors that end the stream: those of WatchGame for the
         `open` request (UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND,
-        PERMISSION_DENIED), and UNAVAILABLE when the replica stops; resume on any
+        PERMISSION_DENIED, OUT_OF_RANGE, RESOURCE_EXHAUSTED; a stream token is not
+        enough), and UNAVAILABLE when the replica stops; resume on any
         replica with the last version received as after_version: nothing is
         missed, nothing repeated. Spectators and the lobby's roles open read-only
         sessions (their actions are refused NOT_SEATED).

@@ -2,10 +2,11 @@
 
 :class:`MemoryGameStore` keeps what the Redis adapter keeps (version, state,
 meta, deadline, first state, events and deadline, the log of records,
-per-player rate counters, the deadline index) in dictionaries, with the same outcomes (GameMissing,
-VersionConflict, AlreadyApplied, RateLimited) decided in the same order as the
-Lua scripts of :mod:`.redis_store`; :class:`MemoryVersionFeed` hands every new
-version of a game to its followers. One process only, nothing durable, no
+per-player rate counters, each seat's missed turns, the deadline index) in
+dictionaries, with the same outcomes (GameMissing, VersionConflict,
+AlreadyApplied, RateLimited) decided in the same order as the Lua scripts of
+:mod:`.redis_store`; :class:`MemoryVersionFeed` hands every new version of a
+game to its followers. One process only, nothing durable, no
 expiry of idle or finished games: never a production store, and never a
 stand-in for the integration tests (they run on a real Redis).
 """
@@ -14,21 +15,25 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from truc_game.absence import missed_after
 from truc_game.ports import (
     FINISHED_RECORD_BYTES,
     KEEP_DEADLINE,
     RECORD_BYTES,
+    Absence,
     AlreadyApplied,
     Entry,
     GameLog,
     GameMeta,
     GameMissing,
     Loaded,
+    NotSeated,
     RateLimited,
+    Reader,
     Snapshot,
     VersionConflict,
     digest_version,
@@ -41,7 +46,7 @@ if TYPE_CHECKING:
 
     from truc_game.ports import Listener
 
-__all__ = ["MemoryGameStore", "MemoryVersionFeed"]
+__all__ = ["MemoryGameStore", "MemoryStreamLeases", "MemoryVersionFeed"]
 
 
 @dataclass(slots=True)
@@ -55,10 +60,14 @@ class _Game:
     first_deadline_ms: int | None
     records: bytes = b""
     finished: bool = False
+    missed: tuple[int, ...] = ()
+    """Each seat's turns in a row played at its deadline (the hash's t0 .. t5)."""
 
-    def prior(self, request: str) -> int | None:
-        """The version ``request`` made, found by its digest in the log (as
-        the Redis scripts find it)."""
+    def prior(self, request: str) -> tuple[int, bytes] | None:
+        """The version ``request`` made and its record's action entry, found by
+        its digest in the log (as the Redis scripts find it)."""
+        if not request:
+            return None
         size = FINISHED_RECORD_BYTES if self.finished else RECORD_BYTES
         return digest_version(self.records, request_digest(request), size)
 
@@ -119,10 +128,10 @@ class MemoryGameStore:
         self, game_id: str, *, request_id: str, player: str, kind: str, limit: int, window_ms: int
     ) -> Loaded:
         game = self._game(game_id)
-        prior = game.prior(request_id) if request_id else None
-        if prior is not None:
-            return Loaded(self._snapshot(game), prior)
         self._count(game_id, player, kind, limit, window_ms)
+        prior = game.prior(request_id)
+        if prior is not None:
+            return Loaded(self._snapshot(game), *prior)
         return Loaded(self._snapshot(game), None)
 
     def _count(self, game_id: str, player: str, kind: str, limit: int, window_ms: int) -> None:
@@ -141,8 +150,12 @@ class MemoryGameStore:
     async def read(self, game_id: str) -> Snapshot:
         return self._snapshot(self._game(game_id))
 
-    async def read_log(self, game_id: str) -> GameLog:
+    async def read_log(self, game_id: str, reader: Reader | None = None) -> GameLog:
         game = self._game(game_id)
+        if reader is not None:
+            self._count(game_id, reader.player, "r", reader.limit, reader.window_ms)
+            if reader.seated and game.meta.seat_of(reader.player) is None:
+                raise NotSeated(game_id)
         return GameLog(
             self._snapshot(game),
             game.first_state,
@@ -165,20 +178,23 @@ class MemoryGameStore:
         finished: bool = False,
         winner: int | None = None,
         rate: tuple[str, str, int, int] | None = None,
+        absence: Absence | None = None,
     ) -> Entry:
         del winner  # no lobby in memory
         game = self._game(game_id)
-        prior = game.prior(request_id) if request_id else None
-        if prior is not None:
-            raise AlreadyApplied(prior)
         if rate is not None:
             self._count(game_id, *rate)
+        prior = game.prior(request_id)
+        if prior is not None:
+            raise AlreadyApplied(*prior)
         if game.version != expected_version:
             raise VersionConflict(game_id)
+        if absence is not None:
+            deadline_ms, record = self._absence(game, absence, deadline_ms, record)
         game.version += 1
         game.state = state
         deadline = game.deadline_ms if deadline_ms == KEEP_DEADLINE else deadline_ms
-        entry = Entry(game.version, state, events, deadline, request_id)
+        entry = Entry(game.version, state, events, deadline, request_id, game.missed)
         game.records += record
         if finished and not game.finished:
             game.records = finished_records(game.records)
@@ -192,9 +208,17 @@ class MemoryGameStore:
         await self._announce(game_id, entry)
         return entry
 
-    async def applied_version(self, game_id: str, request: str) -> int | None:
-        game = self._games.get(game_id)
-        return None if game is None or not request else game.prior(request)
+    @staticmethod
+    def _absence(
+        game: _Game, absence: Absence, deadline_ms: int | None, record: bytes
+    ) -> tuple[int | None, bytes]:
+        """The commit script's ``absence``: move the acting seat's count; the
+        short deadline and record if the seat to act next is absent."""
+        game.missed = missed_after(game.missed, absence.seat, absence.timed_out)
+        seat = absence.next_seat
+        if seat is not None and seat < len(game.missed) and game.missed[seat] >= absence.turns:
+            return absence.deadline_ms, absence.record
+        return deadline_ms, record
 
     async def due(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
         late = sorted((due, game) for game, due in self._deadlines.items() if due <= now_ms)
@@ -268,3 +292,32 @@ class MemoryVersionFeed:
                 yield entry
                 last = entry.version
             await self._store.wait_after(game_id, last)
+
+
+class MemoryStreamLeases:
+    """The :class:`~truc_game.ports.StreamLeases` port in memory."""
+
+    def __init__(self) -> None:
+        self._leases: dict[str, dict[str, int]] = {}
+        """Player -> stream id -> the lease's end (ms)."""
+
+    async def take(
+        self, player: str, stream: str, *, limit: int, now_ms: int, until_ms: int
+    ) -> bool:
+        held = {s: until for s, until in self._leases.get(player, {}).items() if until > now_ms}
+        if limit and len(held) >= limit:
+            self._leases[player] = held
+            return False
+        held[stream] = until_ms
+        self._leases[player] = held
+        return True
+
+    async def drop(self, player: str, stream: str) -> None:
+        self._leases.get(player, {}).pop(stream, None)
+
+    async def renew(self, held: Mapping[str, Collection[str]], until_ms: int) -> None:
+        for player, streams in held.items():
+            leases = self._leases.get(player, {})
+            for stream in streams:
+                if stream in leases:
+                    leases[stream] = until_ms

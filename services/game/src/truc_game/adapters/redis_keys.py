@@ -14,7 +14,7 @@ from typing import Final
 
 from truc_redis.game_ends import SHARDS, ended_stream, shard_of
 
-__all__ = ["SHARDS", "Keys", "channel", "deadlines", "shard_of"]
+__all__ = ["SHARDS", "Keys", "channel", "deadlines", "shard_of", "streams"]
 
 PREFIX: Final = "truc"
 
@@ -22,6 +22,13 @@ PREFIX: Final = "truc"
 def deadlines(shard: int) -> str:
     """Sorted set: game id -> the time (ms) its seat to act runs out of time."""
     return f"{PREFIX}:{{g{shard}}}:deadlines"
+
+
+def streams(player: str) -> str:
+    """Sorted set: the streams (WatchGame, Play) ``player`` holds open on every
+    replica, stream id -> the time (ms) its lease runs out. One key per player,
+    its own hash tag (every call on it is one command or one script)."""
+    return f"{PREFIX}:streams:{{{player}}}"
 
 
 def channel(game_id: str) -> str:
@@ -39,7 +46,9 @@ class Keys:
         base = f"{PREFIX}:{{g{self.shard}}}:game:{game_id}"
         self.game = base
         """Hash: v (version), s (state), m (meta), d (deadline ms, '' if none),
-        f, e, g (version 1's state, events and deadline)."""
+        f, e, g (version 1's state, events and deadline), a (each seat's turns
+        in a row played at its deadline, a character per seat: ``'0'`` plus the
+        count; none: nobody missed one; :mod:`truc_game.absence`)."""
         self.log = base + ":log"
         """String: the game's log, one RECORD_BYTES record per version after
         the first (:func:`truc_game.ports.log_record`: the action, the deadline
@@ -49,5 +58,6 @@ class Keys:
         """Stream of the shard's ended games (:mod:`truc_redis.game_ends`)."""
 
     def rate(self, kind: str, player: str) -> str:
-        """Counter of a player's actions (kind 'a') or signals ('s') in the current window."""
+        """Counter of a player's actions (kind 'a'), signals ('s') or reads of
+        the game's log ('r', GetGame) in the current window."""
         return f"{self.game}:rate:{kind}:{player}"

@@ -14,18 +14,25 @@ digest anywhere in the log (the scripts search it), so a retry is never
 applied twice however old its original. Each write is one Lua script, so it
 is atomic and costs one round trip:
 
-* ``LOAD`` reads what an action needs (version, state, meta, deadline), says
-  whether the request id was already applied, and counts the player's rate.
-* ``COMMIT`` says whether the request id was applied before, counts the
-  player's rate (for a session's action, which is never LOADed), checks the
-  version, writes the state, appends the action's record, moves the game's
-  deadline, appends the game's end to its shard's ended-games stream
-  (:mod:`truc_redis.game_ends`) when the version finishes it, and publishes
-  the version itself (state and events) on the game's channel
-  (:mod:`.publication`), for watchers and sessions on every replica.
+* ``LOAD`` reads what an action needs (version, state, meta, deadline), counts
+  the player's rate, and says whether the request id was already applied (and
+  with which action: a request id reused for another is refused). The rate is
+  counted first, so a replay of an applied request id counts too; a session's
+  action refused on the replica's copy is counted with a LOAD as well.
+* ``COMMIT`` counts the player's rate (for a session's action, which is never
+  LOADed), says whether the request id was applied before, checks the
+  version, counts the acting seat's missed turns in a row
+  (:mod:`truc_game.absence`), writes the state, appends the action's record,
+  moves the game's deadline (an absent seat's is the short one), appends the
+  game's end to its shard's ended-games stream (:mod:`truc_redis.game_ends`)
+  when the version finishes it, and publishes the version itself (state,
+  events, missed turns) on the game's channel (:mod:`.publication`), for
+  watchers and sessions on every replica.
 * ``CREATE`` writes version 1 unless the game exists.
 * ``READ_LOG`` reads the game and its log at one instant (a script rather
-  than MULTI/EXEC, which the Redis Cluster client lacks).
+  than MULTI/EXEC, which the Redis Cluster client lacks); for GetGame it first
+  counts the reader's rate and refuses a reader without a seat, so neither
+  costs a read of the log.
 
 No rules logic lives in Lua: it only does compare-and-set and bookkeeping.
 """
@@ -35,25 +42,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from truc_game.absence import MISSED_CAP
 from truc_game.ports import (
     FINISHED_RECORD_BYTES,
     KEEP_DEADLINE,
     RECORD_BYTES,
+    Absence,
     AlreadyApplied,
     Entry,
     GameLog,
     GameMeta,
     GameMissing,
     Loaded,
+    NotSeated,
     RateLimited,
+    Reader,
     Snapshot,
     VersionConflict,
-    digest_version,
     request_digest,
 )
 from truc_redis.connection import RedisClient, script
 from truc_redis.errors import translate_errors
 from truc_redis.game_ends import ENDED_MAXLEN
+from truc_redis.limits import RATE_LUA
 from truc_telemetry.metrics import timed
 
 from . import publication
@@ -71,60 +82,93 @@ local function prior(log, digest, finished)
   while true do
     local at = string.find(log, digest, from, true)
     if not at then return nil end
-    if (at - 1) % size == size - 8 then return (at - 1 - (size - 8)) / size + 2 end
+    if (at - 1) % size == size - 8 then
+      local start = at - (size - 8)
+      return (start - 1) / size + 2, string.sub(log, start, start + 1)
+    end
     from = at + 1
   end
 end
 """
-"""Lua: the version a request produced, if its digest is in the game's log (at
-a record's digest offset), else nil."""
+"""Lua: the version a request produced and its record's action entry (2
+bytes), if its digest is in the game's log (at a record's digest offset), else
+nil. The caller compares the action with the retry's: a request id reused for
+another action is refused (REQUEST_ID_REUSED), not answered as a replay."""
 
-_RATE = """
-local function over_rate(key, limit, window)
-  if tonumber(limit) <= 0 then return nil end
-  local n = redis.call('INCR', key)
-  if n == 1 then redis.call('PEXPIRE', key, window) end
-  if n > tonumber(limit) then return redis.call('PTTL', key) end
-  return nil
+_SEATED = """
+local function seated(meta, player)
+  for _, p in ipairs(cjson.decode(meta)['p']) do
+    if p == player then return true end
+  end
+  return false
 end
 """
-"""Lua: count one more of a player's actions in the window; the ms to wait if
-that is over the limit (0 or less: no limit), else nil."""
+"""Lua: whether ``player`` holds a seat in a game of this meta (GameMeta.encode)."""
 
 _LOAD = (
     _PRIOR
-    + _RATE
+    + RATE_LUA
     + """
 local g = redis.call('HMGET', KEYS[1], 'v', 's', 'm', 'd', 'c')
 if not g[1] then return {0} end
-if ARGV[1] ~= '' then
-  local before = prior(redis.call('GET', KEYS[2]) or '', ARGV[1], g[5])
-  if before then return {1, g[1], g[2], g[3], g[4] or '', before} end
-end
 local wait = over_rate(KEYS[3], ARGV[2], ARGV[3])
 if wait then return {2, wait} end
-return {1, g[1], g[2], g[3], g[4] or '', ''}
+if ARGV[1] ~= '' then
+  local before, action = prior(redis.call('GET', KEYS[2]) or '', ARGV[1], g[5])
+  if before then return {1, g[1], g[2], g[3], g[4] or '', before, action} end
+end
+return {1, g[1], g[2], g[3], g[4] or '', '', ''}
 """
 )
 
+_ABSENCE = f"""
+local function absence(game, d, record, missed)
+  if ARGV[14] == '' then return d, record, missed or '' end
+  missed = missed or ''
+  local seat = tonumber(ARGV[14]) + 1
+  local count, moved = (string.byte(missed, seat) or 48) - 48, 0
+  if ARGV[15] == '1' then moved = math.min(count + 1, {MISSED_CAP}) end
+  if moved ~= count then
+    if #missed < seat then missed = missed .. string.rep('0', seat - #missed) end
+    missed = string.sub(missed, 1, seat - 1) .. string.char(48 + moved)
+      .. string.sub(missed, seat + 1)
+    redis.call('HSET', game, 'a', missed)
+  end
+  local next_seat = tonumber(ARGV[16])
+  if next_seat and (string.byte(missed, next_seat + 1) or 48) - 48 >= tonumber(ARGV[17]) then
+    d, record = ARGV[18], ARGV[19]
+  end
+  return d, record, missed
+end
+"""
+"""Lua: the game's missed turns moved (``missed``, the hash's ``a``: one
+character per seat, seat 0 first, ``'0'`` plus its turns in a row played at
+its deadline, at most {MISSED_CAP}; nil: none), for the acting seat (ARGV[14]):
+one more if its action was timed out (ARGV[15]), else none; and the deadline
+and log record to write: the short ones (ARGV[18], ARGV[19]) if the seat to
+act next (ARGV[16]) missed ARGV[17] turns in a row or more
+(:mod:`truc_game.absence`), else the commit's; and the counts, as published.
+A player's action whose seat missed no turn (the usual commit) writes nothing."""
+
 _COMMIT = (
     _PRIOR
-    + _RATE
+    + RATE_LUA
+    + _ABSENCE
     + """
-local g = redis.call('HMGET', KEYS[1], 'v', 'c')
+local g = redis.call('HMGET', KEYS[1], 'v', 'c', 'a')
 local v = g[1]
 if not v then return {0} end
-if ARGV[4] ~= '' then
-  local before = prior(redis.call('GET', KEYS[2]) or '', ARGV[4], g[2])
-  if before then return {3, before} end
-end
 local wait = over_rate(KEYS[4], ARGV[10], ARGV[11])
 if wait then return {4, wait} end
+if ARGV[4] ~= '' then
+  local before, action = prior(redis.call('GET', KEYS[2]) or '', ARGV[4], g[2])
+  if before then return {3, before, action} end
+end
 if tonumber(v) ~= tonumber(ARGV[1]) then return {2} end
 local nv = tonumber(v) + 1
+local d, record, missed = absence(KEYS[1], ARGV[5], ARGV[3], g[3])
 redis.call('HSET', KEYS[1], 'v', nv, 's', ARGV[2])
-redis.call('APPEND', KEYS[2], ARGV[3])
-local d = ARGV[5]
+redis.call('APPEND', KEYS[2], record)
 if d == 'keep' then
   d = redis.call('HGET', KEYS[1], 'd') or ''
 elseif d == '' then
@@ -145,8 +189,8 @@ if ARGV[12] ~= '-' and not g[2] then
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[7])
 redis.call('PEXPIRE', KEYS[2], ARGV[7])
-redis.call('PUBLISH', ARGV[8], nv .. '\\n' .. d .. '\\n' .. ARGV[9])
-return {1, nv, d}
+redis.call('PUBLISH', ARGV[8], nv .. '\\n' .. d .. '\\n' .. missed .. '\\n' .. ARGV[9])
+return {1, nv, d, missed}
 """
 )
 
@@ -156,20 +200,27 @@ redis.call('HSET', KEYS[1], 'v', 1, 's', ARGV[1], 'm', ARGV[3], 'd', ARGV[4],
   'f', ARGV[1], 'e', ARGV[2], 'g', ARGV[4])
 if ARGV[4] ~= '' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
-redis.call('PUBLISH', ARGV[7], '1\\n' .. ARGV[4] .. '\\n' .. ARGV[8])
+redis.call('PUBLISH', ARGV[7], '1\\n' .. ARGV[4] .. '\\n\\n' .. ARGV[8])
 return 1
 """
 
-_READ_LOG = """
-return {
-  redis.call('HMGET', KEYS[1], 'v', 's', 'm', 'd', 'f', 'e', 'g', 'c'),
-  redis.call('GET', KEYS[2]) or '',
-}
+_READ_LOG = (
+    RATE_LUA
+    + _SEATED
+    + """
+local g = redis.call('HMGET', KEYS[1], 'v', 's', 'm', 'd', 'f', 'e', 'g', 'c')
+if not g[1] then return {0} end
+if KEYS[3] then
+  local wait = over_rate(KEYS[3], ARGV[2], ARGV[3])
+  if wait then return {2, wait} end
+  if ARGV[1] ~= '' and not seated(g[3], ARGV[1]) then return {3} end
+end
+return {1, g, redis.call('GET', KEYS[2]) or ''}
 """
-
-_APPLIED = """
-return {redis.call('GET', KEYS[2]) or '', redis.call('HGET', KEYS[1], 'c') or ''}
-"""
+)
+"""With a reader (KEYS[3], its rate key; ARGV: the player who must hold a seat
+or '', the limit, the window): the read is counted, and an unseated reader is
+refused, before the log is read."""
 
 _CLAIM = """
 local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -188,6 +239,21 @@ def _deadline_arg(deadline_ms: int | None) -> str:
     if deadline_ms == KEEP_DEADLINE:
         return "keep"
     return str(deadline_ms)
+
+
+def _absence_args(absence: Absence | None) -> list[str | int | bytes]:
+    """ARGV[14..19] of the commit script (:data:`_ABSENCE`); all empty: no count."""
+    if absence is None:
+        return ["", "", "", 0, "", b""]
+    next_seat = absence.next_seat
+    return [
+        absence.seat,
+        "1" if absence.timed_out else "0",
+        "" if next_seat is None else next_seat,
+        absence.turns,
+        absence.deadline_ms,
+        absence.record,
+    ]
 
 
 def _snapshot(version: Any, state: Any, meta: Any, deadline: Any) -> Snapshot:
@@ -216,7 +282,6 @@ class RedisGameStore:
         self._create = script(redis, _CREATE)
         self._claim = script(redis, _CLAIM)
         self._read_log = script(redis, _READ_LOG)
-        self._applied = script(redis, _APPLIED)
 
     @_reachable
     @timed("create")
@@ -245,7 +310,8 @@ class RedisGameStore:
     async def load(
         self, game_id: str, *, request_id: str, player: str, kind: str, limit: int, window_ms: int
     ) -> Loaded:
-        """Read for an action. Raises GameMissing or RateLimited."""
+        """Read for an action (the rate counted first, then the request id
+        looked for). Raises GameMissing or RateLimited."""
         k = Keys(game_id)
         reply = await self._load(
             keys=[k.game, k.log, k.rate(kind, player)],
@@ -257,7 +323,7 @@ class RedisGameStore:
         if status == 2:
             raise RateLimited(max(int(reply[1]), 1))
         prior = int(reply[5]) if reply[5] else None
-        return Loaded(_snapshot(reply[1], reply[2], reply[3], reply[4]), prior)
+        return Loaded(_snapshot(reply[1], reply[2], reply[3], reply[4]), prior, bytes(reply[6]))
 
     @_reachable
     @timed("read")
@@ -270,12 +336,26 @@ class RedisGameStore:
 
     @_reachable
     @timed("read_log")
-    async def read_log(self, game_id: str) -> GameLog:
-        """The game now and what rebuilds its every version, at one instant."""
+    async def read_log(self, game_id: str, reader: Reader | None = None) -> GameLog:
+        """The game now and what rebuilds its every version, at one instant;
+        with a ``reader``, counted (RateLimited) and seat-checked (NotSeated)
+        in the same step, before the log is read."""
         k = Keys(game_id)
-        values, records = await self._read_log(keys=[k.game, k.log])
-        if values[0] is None:
+        if reader is None:
+            reply = await self._read_log(keys=[k.game, k.log])
+        else:
+            reply = await self._read_log(
+                keys=[k.game, k.log, k.rate("r", reader.player)],
+                args=[reader.player if reader.seated else "", reader.limit, reader.window_ms],
+            )
+        status = int(reply[0])
+        if status == 0:
             raise GameMissing(game_id)
+        if status == 2:
+            raise RateLimited(max(int(reply[1]), 1))
+        if status == 3:
+            raise NotSeated(game_id)
+        values, records = reply[1], reply[2]
         return GameLog(
             snapshot=_snapshot(*values[:4]),
             first_state=bytes(values[4] or b""),
@@ -300,15 +380,18 @@ class RedisGameStore:
         finished: bool = False,
         winner: int | None = None,
         rate: tuple[str, str, int, int] | None = None,
+        absence: Absence | None = None,
     ) -> Entry:
         """Compare-and-set: write the next version and return its entry, in one
-        round trip (request id, rate count, version check, state, action record,
-        deadline, ended-games stream and publication in one script).
+        round trip (request id, rate count, version check, missed turns, state,
+        action record, deadline, ended-games stream and publication in one script).
 
         ``deadline_ms``: the new deadline, None for none, KEEP_DEADLINE to keep it.
         ``finished``: this version ends the game (its keys get the finished TTL;
         its end, won by ``winner``, goes to the shard's ended-games stream).
         ``rate``: (player, kind, limit, window ms) to count in the same step.
+        ``absence``: the missed turns to count, and the short deadline (and
+        record) to write instead if the seat to act next is absent.
         Raises GameMissing, VersionConflict, RateLimited, or AlreadyApplied when
         the request id was applied before.
         """
@@ -330,32 +413,27 @@ class RedisGameStore:
                 window_ms,
                 ("" if winner is None else "AB"[winner]) if finished else "-",
                 ENDED_MAXLEN,
+                *_absence_args(absence),
             ],
         )
         status = int(reply[0])
         if status == 1:
             deadline = reply[2]
             return Entry(
-                int(reply[1]), state, events, int(deadline) if deadline else None, request_id
+                int(reply[1]),
+                state,
+                events,
+                int(deadline) if deadline else None,
+                request_id,
+                publication.missed_of(reply[3]),
             )
         if status == 0:
             raise GameMissing(game_id)
         if status == 3:
-            raise AlreadyApplied(int(reply[1]))
+            raise AlreadyApplied(int(reply[1]), bytes(reply[2]))
         if status == 4:
             raise RateLimited(max(int(reply[1]), 1))
         raise VersionConflict(game_id)
-
-    @_reachable
-    @timed("applied_version")
-    async def applied_version(self, game_id: str, request: str) -> int | None:
-        """The version a request key produced, if its digest is in the game's log."""
-        if not request:
-            return None
-        k = Keys(game_id)
-        log, finished = await self._applied(keys=[k.game, k.log])
-        size = FINISHED_RECORD_BYTES if finished else RECORD_BYTES
-        return digest_version(bytes(log or b""), request_digest(request), size)
 
     @_reachable
     @timed("due")

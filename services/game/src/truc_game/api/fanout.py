@@ -43,6 +43,7 @@ class PublicViews:
                 players=seat_view.meta.players,
                 etag=seat_view.etag,
                 deadline_ms=seat_view.deadline_ms,
+                absent=seat_view.absent,
             ).SerializeToString()
             if source is not None:
                 if len(self._parts) >= self._size:

@@ -27,6 +27,7 @@ from truc_game.service import GameService
 from truc_game.sessions import Refused, Repeated, Session, Update, open_session
 from truc_protocol.convert import (
     action_from_proto,
+    minimal_view_from_proto,
     minimal_view_to_proto,
     play_response_bytes,
     seat_view_bytes,
@@ -83,8 +84,7 @@ async def serve_session(
         opening = first.open
         game_id = parse_game_name(opening.name)
         logs.bind(game=game_id)
-        if opening.after_version < 0:
-            raise InvalidArgument("BAD_REQUEST", "after_version: 0 or a version")
+        minimal = minimal_view_from_proto(opening.response_view, "open.response_view")
         session = await open_session(
             service,
             store=store,
@@ -98,7 +98,6 @@ async def serve_session(
         raise
     if session is None:
         return  # the client has seen the end already
-    minimal = opening.response_view == game_service_pb2.RESPONSE_VIEW_MINIMAL
     name = game_name(game_id)
     reader = asyncio.create_task(_read_actions(session, requests))
     try:
@@ -151,7 +150,7 @@ async def _read_actions(session: Session, requests: Requests) -> None:
             try:
                 action = action_from_proto(sent.action)
             except ServiceError as exc:
-                session.refuse(sent.request_id, exc)
+                await session.refuse(sent.request_id, exc)
                 continue
             await session.act(
                 action,

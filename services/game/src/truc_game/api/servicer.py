@@ -23,13 +23,14 @@ from truc_protocol.convert import (
     card_from_proto,
     deal_from_proto,
     events_to_proto,
+    minimal_view_from_proto,
     minimal_view_to_proto,
     options_from_proto,
     seat_view_from_public,
     view_to_proto,
     watch_events_bytes,
 )
-from truc_protocol.errors import InvalidArgument
+from truc_protocol.errors import PermissionDenied
 from truc_rules.registry import deck_of, rule_set_of, seat_count
 from truc_service.guard import Context, bearer, guarded, guarded_stream, lenient, require
 from truc_service.tokens import Identity, TokenVerifier
@@ -94,10 +95,18 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
         self._verifier = verifier
         self._public = PublicViews()
 
-    def _identity(self, context: Context) -> Identity:
-        """The caller (bound to the log context)."""
+    def _identity(self, context: Context, *, stream: bool = False) -> Identity:
+        """The caller (bound to the log context). A stream token (short-lived,
+        for a stream's URL: :attr:`Identity.stream_only`) is enough for
+        WatchGame (``stream``) only: anything else is PERMISSION_DENIED
+        ``STREAM_TOKEN_WATCH_ONLY``."""
         identity = self._verifier.verify(bearer(context))
         logs.bind(player=identity.player)
+        if identity.stream_only and not stream:
+            raise PermissionDenied(
+                "STREAM_TOKEN_WATCH_ONLY",
+                "a stream token only opens WatchGame streams; use the player's token",
+            )
         return identity
 
     @staticmethod
@@ -109,6 +118,7 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
             etag=seat_view.etag,
             deadline_ms=seat_view.deadline_ms,
             event_versions=seat_view.event_versions,
+            absent=seat_view.absent,
         )
 
     @guarded
@@ -163,6 +173,7 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
         # The protocol is checked before anything is loaded; a card is read again
         # in the game's pack once the game is (read_in).
         action = action_from_proto(request.action)
+        minimal = minimal_view_from_proto(request.response_view)
         seat_view = await self._service.submit_action(
             identity,
             game_id,
@@ -171,7 +182,7 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
             request_id=request.request_id,
             read_in=functools.partial(action_from_proto, request.action),
         )
-        if request.response_view == game_service_pb2.RESPONSE_VIEW_MINIMAL:
+        if minimal:
             return game_service_pb2.SubmitActionResponse(
                 game=minimal_view_to_proto(seat_view.view, name=request.name, etag=seat_view.etag),
                 events=events_to_proto(seat_view.view.events, seat_view.version),
@@ -186,33 +197,34 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
         self, raw: game_service_pb2.WatchGameRequest | None, context: Context
     ) -> AsyncIterator[game_service_pb2.WatchGameResponse]:
         request = require(raw, "WatchGameRequest")
-        identity = self._identity(context)
+        identity = self._identity(context, stream=True)
         game_id = _game_id(request.name)
-        if request.after_version < 0:
-            raise InvalidArgument("BAD_REQUEST", "after_version: 0 or a version")
-        watch = await self._service.authorize_watch(identity, game_id)
-        if watch.over and request.after_version >= watch.version:
-            return  # the client has seen the end already: nothing will follow
-        changes = stream_changes(
-            self._service,
-            game_id,
-            watch.seat,
-            self._hub.follow(game_id, request.after_version),
-            watch.meta,
-        )
-        minimal = request.response_view == game_service_pb2.RESPONSE_VIEW_MINIMAL
-        async for seat_view in changes:
-            view = seat_view.view
-            response = game_service_pb2.WatchGameResponse(version=seat_view.version)
-            if minimal:
-                response.game.CopyFrom(
-                    minimal_view_to_proto(view, name=request.name, etag=seat_view.etag)
-                )
-            else:
-                seat_view_from_public(response.game, self._public.of(seat_view), view)
-            if view.events:
-                response.MergeFromString(watch_events_bytes(view.events, seat_view.version))
-            yield response
+        minimal = minimal_view_from_proto(request.response_view)
+        watch = await self._service.open_watch(identity, game_id, request.after_version)
+        try:
+            if watch.over and request.after_version >= watch.version:
+                return  # the client has seen the end already: nothing will follow
+            changes = stream_changes(
+                self._service,
+                game_id,
+                watch.seat,
+                self._hub.follow(game_id, request.after_version),
+                watch.meta,
+            )
+            async for seat_view in changes:
+                view = seat_view.view
+                response = game_service_pb2.WatchGameResponse(version=seat_view.version)
+                if minimal:
+                    response.game.CopyFrom(
+                        minimal_view_to_proto(view, name=request.name, etag=seat_view.etag)
+                    )
+                else:
+                    seat_view_from_public(response.game, self._public.of(seat_view), view)
+                if view.events:
+                    response.MergeFromString(watch_events_bytes(view.events, seat_view.version))
+                yield response
+        finally:
+            await self._service.end_watch(watch)
 
     async def Play(  # type: ignore[override]  # noqa: N802 - responses are written as bytes
         self,
