@@ -20,14 +20,18 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from truc.v1 import game_pb2, lobby_service_pb2
 
+from truc_lobby.addresses import ClientAddresses
 from truc_lobby.api import LobbyServicer
 from truc_lobby.history import GameHistory
+from truc_lobby.limits import LobbyLimits, RateLimits
 from truc_lobby.results import ResultsFollower
 from truc_lobby.service import LobbyService
 from truc_lobby.store import LobbyStore
 from truc_lobby.tokens import TokenIssuer
 from truc_protocol.errors import Code, Unavailable
 from truc_protocol.status import STATUS_DETAILS
+from truc_redis.limits import RateLimit
+from truc_service.limits import Concurrency
 
 SECRET = "unit-test-secret-0123456789abcdef-0123"
 
@@ -50,6 +54,9 @@ class Context:
     def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
         return self._metadata
 
+    def peer(self) -> str:
+        return "ipv4:203.0.113.7:40000"
+
     async def abort(
         self, code: grpc.StatusCode, message: str, trailers: tuple[tuple[str, Any], ...]
     ) -> None:
@@ -64,6 +71,11 @@ def _reason(trailers: tuple[tuple[str, Any], ...]) -> str:
     return str(info.reason)
 
 
+def _limited() -> RateLimits:
+    rate = RateLimit(10, 60_000)
+    return RateLimits(rate, rate, rate, rate)
+
+
 def test_the_store_and_the_history_raise_store_unavailable(tmp_path: Path) -> None:
     async def run() -> None:
         redis = _dead_redis(tmp_path)
@@ -72,9 +84,12 @@ def test_the_store_and_the_history_raise_store_unavailable(tmp_path: Path) -> No
             for call in (
                 store.get("t"),
                 store.live("p"),
-                store.heartbeat("t", 0),
+                store.follow("t", 0, watching=True),
+                store.queue(),
                 store.queue_length(),
                 GameHistory(redis).page("p", 10, ""),
+                LobbyLimits(redis, _limited()).ticket("p"),
+                LobbyLimits(redis, _limited()).guest_sign_in("203.0.113.7"),
             ):
                 with pytest.raises(Unavailable) as caught:
                     await call
@@ -94,12 +109,24 @@ def test_a_call_is_answered_unavailable_store_unavailable(tmp_path: Path) -> Non
         game: Any = None  # never called: the store fails first
         results = ResultsFollower(redis, game, tokens, default_rating=1500.0, history_seconds=60)
         service = LobbyService(
-            LobbyStore(redis), tokens, GameHistory(redis), results, default_rating=1500.0
+            LobbyStore(redis),
+            tokens,
+            GameHistory(redis),
+            results,
+            LobbyLimits(redis, _limited()),
+            default_rating=1500.0,
         )
         hub: Any = None  # only WatchTicket uses it
-        servicer = LobbyServicer(service, hub, heartbeat_seconds=1.0)
+        servicer = LobbyServicer(
+            service,
+            hub,
+            heartbeat_seconds=1.0,
+            addresses=ClientAddresses(()),
+            watches=Concurrency(per_key=1, total=1, what="ticket watches"),
+        )
         metadata = (("authorization", "Bearer " + tokens.player_token("p1")[0]),)
         calls: list[Callable[[Any], Awaitable[object]]] = [  # Any: a stand-in context
+            lambda c: servicer.SignInGuest(lobby_service_pb2.SignInGuestRequest(), c),
             lambda c: servicer.CreateTicket(
                 lobby_service_pb2.CreateTicketRequest(options=game_pb2.RuleOptions()), c
             ),

@@ -7,6 +7,7 @@ over real gRPC (``grpc.aio``); nothing is faked.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -25,7 +26,7 @@ from truc.v1 import (
 )
 
 from tests.service.conftest import error_reason
-from truc_lobby.store import HEARTBEATS, QUEUE
+from truc_lobby.store import FOLLOWED, HEARTBEATS, QUEUE
 
 if TYPE_CHECKING:
     from truc.v1.game_service_pb2_grpc import GameServiceAsyncStub
@@ -62,7 +63,7 @@ def purge_lobby_queue(redis_url: str) -> None:
     (their tickets can then never match ours)."""
     client = redis.Redis.from_url(redis_url)
     try:
-        client.delete(QUEUE, HEARTBEATS)
+        client.delete(QUEUE, HEARTBEATS, FOLLOWED)
     finally:
         client.close()
 
@@ -84,7 +85,13 @@ class Guest:
 
 class AioStack:
     """asyncio channels to a stack's two lobby replicas and its game service.
-    Create it inside the running event loop; close it with :meth:`close`."""
+    Create it inside the running event loop; close it with :meth:`close`.
+
+    A ticket takes part in matching only while it is followed (the lobby's
+    presence check), so :meth:`create` and :meth:`party_ticket` follow the
+    ticket they create, as real clients do (a WatchTicket stream in the
+    background until the ticket closes or the stack is closed), unless told
+    ``follow=False``."""
 
     def __init__(self, stack: Stack) -> None:
         self._channels = [grpc.aio.insecure_channel(r.address) for r in stack.lobbies]
@@ -93,14 +100,34 @@ class AioStack:
         ]
         self._game_channel = grpc.aio.insecure_channel(stack.game.address)
         self.game: GameServiceAsyncStub = game_service_pb2_grpc.GameServiceStub(self._game_channel)
+        self._following: set[asyncio.Task[None]] = set()
 
     def lobby(self, index: int = 0) -> LobbyServiceAsyncStub:
         """Replica ``index`` (modulo the number of replicas)."""
         return self._lobbies[index % len(self._lobbies)]
 
     async def close(self) -> None:
+        for task in self._following:
+            task.cancel()
+        await asyncio.gather(*self._following, return_exceptions=True)
         for channel in (*self._channels, self._game_channel):
             await channel.close(None)
+
+    def follow(self, guest: Guest, name: str, index: int = 0) -> asyncio.Task[None]:
+        """Follow ticket ``name`` as ``guest`` (a WatchTicket stream on replica
+        ``index``) until it closes, the task is cancelled or the stack closed."""
+
+        async def watch() -> None:
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                async for _ in self.lobby(index).WatchTicket(
+                    lobby_service_pb2.WatchTicketRequest(name=name), metadata=guest.metadata
+                ):
+                    pass
+
+        task = asyncio.create_task(watch(), name=f"follow {name}")
+        self._following.add(task)
+        task.add_done_callback(self._following.discard)
+        return task
 
     async def sign_in(self, name: str = "p", index: int = 0) -> Guest:
         reply = await self.lobby(index).SignInGuest(
@@ -114,11 +141,15 @@ class AioStack:
         party: Sequence[Guest] = (),
         options: game_pb2.RuleOptions | None = None,
         index: int = 0,
+        *,
+        follow: bool = True,
     ) -> lobby_pb2.Ticket:
         request = lobby_service_pb2.CreateTicketRequest(
             party=[g.player for g in party], options=options
         )
         reply = await self.lobby(index).CreateTicket(request, metadata=guest.metadata, timeout=10)
+        if follow:
+            self.follow(guest, reply.ticket.name, index)
         return reply.ticket
 
     async def confirm(self, guest: Guest, name: str, index: int = 0) -> lobby_pb2.Ticket:
@@ -144,10 +175,13 @@ class AioStack:
         members: Sequence[Guest],
         options: game_pb2.RuleOptions | None = None,
         index: int = 0,
+        *,
+        follow: bool = True,
     ) -> lobby_pb2.Ticket:
-        """The first member creates the ticket, the others confirm it (alternating
-        replicas); the ticket as its last confirmation returned it."""
-        ticket = await self.create(members[0], members[1:], options, index)
+        """The first member creates the ticket (and follows it), the others
+        confirm it (alternating replicas); the ticket as its last confirmation
+        returned it."""
+        ticket = await self.create(members[0], members[1:], options, index, follow=follow)
         for offset, member in enumerate(members[1:], start=1):
             ticket = await self.confirm(member, ticket.name, index + offset)
         return ticket

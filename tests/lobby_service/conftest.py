@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
@@ -14,7 +15,8 @@ from truc_dev_redis import RedisServer
 
 
 class Stack:
-    """One game service and two lobby replicas on one Redis."""
+    """One game service and two lobby replicas on one Redis (no guest sign-in
+    limits unless ``lobby_env`` sets them)."""
 
     def __init__(self, redis_url: str, *, game_port: str = "0", **lobby_env: str) -> None:
         """``game_port``: the game service's TRUC_GAME_PORT ("0": a free one)."""
@@ -24,6 +26,10 @@ class Stack:
             "TRUC_LOBBY_PORT": "0",
             "TRUC_GAME_ADDRESS": self.game.address,
             "TRUC_MATCH_INTERVAL_MS": "100",
+            # Every test signs its guests in from 127.0.0.1, all on the session's
+            # Redis: no sign-in limit, unless a test sets its own (test_limits).
+            "TRUC_GUEST_SIGNINS_PER_ADDRESS": "0",
+            "TRUC_GUEST_SIGNINS_TOTAL": "0",
             **lobby_env,
         }
         self.lobbies: list[Replica] = []
@@ -60,6 +66,45 @@ def stack(redis_server: RedisServer) -> Iterator[Stack]:  # noqa: F811
     started = Stack(redis_server.url, TRUC_BOT_WAIT_SECONDS="0")
     yield started
     started.stop()
+
+
+class Followers:
+    """WatchTicket streams held open in the background, as real clients follow
+    their tickets (a ticket takes part in matching only while followed)."""
+
+    def __init__(self) -> None:
+        self._cancels: list[Callable[[], object]] = []
+
+    def follow(
+        self, lobby: lobby_service_pb2_grpc.LobbyServiceStub, metadata: Metadata, name: str
+    ) -> None:
+        """Follow ticket ``name`` until it closes or :meth:`stop`."""
+        stream = lobby.WatchTicket(
+            lobby_service_pb2.WatchTicketRequest(name=name), metadata=metadata
+        )
+
+        def drain() -> None:
+            try:
+                for _ in stream:
+                    pass
+            except grpc.RpcError:
+                pass
+
+        threading.Thread(target=drain, daemon=True).start()
+        self._cancels.append(stream.cancel)
+
+    def stop(self) -> None:
+        for cancel in self._cancels:
+            cancel()
+        self._cancels.clear()
+
+
+@pytest.fixture
+def followers() -> Iterator[Followers]:
+    """Follow tickets for one test (the streams are cancelled after it)."""
+    held = Followers()
+    yield held
+    held.stop()
 
 
 def sign_in(

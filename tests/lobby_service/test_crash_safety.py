@@ -68,12 +68,16 @@ def wait_for(what: str, check: Callable[[], bool], timeout: float = 30.0) -> Non
 
 
 def queue_six(stack: Stack) -> tuple[list[str], list[str], list[Metadata]]:
-    """Six guests, each with a solo ticket: (players, ticket ids, their metadata)."""
+    """Six guests, each with a solo ticket it reads once (GetTicket: it follows
+    the ticket, which may then be matched): (players, ticket ids, their metadata)."""
     lobby = stack.lobby(0)
     players, tickets, metadatas = [], [], []
     for i in range(6):
         player, metadata = sign_in(lobby, f"crash{i}")
         reply = lobby.CreateTicket(lobby_service_pb2.CreateTicketRequest(), metadata=metadata)
+        lobby.GetTicket(
+            lobby_service_pb2.GetTicketRequest(name=reply.ticket.name), metadata=metadata
+        )
         players.append(player)
         tickets.append(reply.ticket.name.removeprefix("tickets/"))
         metadatas.append(metadata)

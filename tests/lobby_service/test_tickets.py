@@ -1,5 +1,7 @@
 """Tickets through the real stack: documented errors, cancellation, the cancel
-racing the matcher, expiry of unwatched tickets and WatchTicket."""
+racing the matcher, expiry of unwatched tickets and WatchTicket. A ticket is
+matched only while it is followed, so the tests that want tables follow their
+tickets, as clients do (``followers``, or :class:`AioStack`'s own)."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from .aio_lobby import (
     team_of,
     unique_options,
 )
-from .conftest import Stack, start_stack
+from .conftest import Followers, Stack, start_stack
 
 Code = grpc.StatusCode
 Lobby = lobby_service_pb2_grpc.LobbyServiceStub
@@ -320,16 +322,19 @@ def test_calls_without_a_valid_token_are_unauthenticated(lobbies: list[Lobby]) -
 
 
 def test_a_cancelled_ticket_is_never_matched_and_its_players_can_queue_again(
-    lobbies: list[Lobby],
+    lobbies: list[Lobby], followers: Followers
 ) -> None:
     options = unique_options()
     leader, member = guest(lobbies[0], "cl"), guest(lobbies[1], "cm")
     solos = [guest(lobbies[i % 2], f"cs{i}") for i in range(4)]
     old = create(lobbies[0], leader, (member,), options)
+    followers.follow(lobbies[0], leader.metadata, old.name)
     assert confirm(lobbies[1], member, old.name).state == QUEUED
     cancelled = cancel(lobbies[1], member, old.name)  # a member may cancel
     assert cancelled.state == CANCELLED and not cancelled.game
     waiting = [create(lobbies[i % 2], g, options=options) for i, g in enumerate(solos)]
+    for i, (g, t) in enumerate(zip(solos, waiting, strict=True)):
+        followers.follow(lobbies[i % 2], g.metadata, t.name)
     time.sleep(0.6)  # several matching rounds: the cancelled pair would complete a table
     for g, t in zip(solos, waiting, strict=True):
         assert get(lobbies[0], g, t.name).state == QUEUED
@@ -344,6 +349,7 @@ def test_a_cancelled_ticket_is_never_matched_and_its_players_can_queue_again(
     )
     # Its players can queue again; the new ticket completes the table.
     new = create(lobbies[1], leader, (member,), options)
+    followers.follow(lobbies[1], leader.metadata, new.name)
     confirm(lobbies[0], member, new.name)
     matched = wait_state(lobbies[1], leader, new.name, MATCHED)
     seated = {a.player for a in matched.table}
@@ -351,10 +357,14 @@ def test_a_cancelled_ticket_is_never_matched_and_its_players_can_queue_again(
     assert get(lobbies[0], leader, old.name).state == CANCELLED
 
 
-def test_cancelling_a_matched_ticket_is_ticket_closed(lobbies: list[Lobby]) -> None:
+def test_cancelling_a_matched_ticket_is_ticket_closed(
+    lobbies: list[Lobby], followers: Followers
+) -> None:
     options = unique_options()
     guests = [guest(lobbies[i % 2], f"m{i}") for i in range(6)]
     tickets = [create(lobbies[i % 2], g, options=options) for i, g in enumerate(guests)]
+    for i, (g, t) in enumerate(zip(guests, tickets, strict=True)):
+        followers.follow(lobbies[i % 2], g.metadata, t.name)
     finals = [
         wait_state(lobbies[0], g, t.name, MATCHED) for g, t in zip(guests, tickets, strict=True)
     ]
@@ -502,8 +512,8 @@ async def _expiry(stack: Stack) -> None:
     try:
         lonely, watched = await aio.sign_in("lonely", 0), await aio.sign_in("watched", 1)
         began = time.monotonic()
-        left = await aio.create(lonely, options=unique_options(), index=0)
-        kept = await aio.create(watched, options=unique_options(), index=1)
+        left = await aio.create(lonely, options=unique_options(), index=0, follow=False)
+        kept = await aio.create(watched, options=unique_options(), index=1, follow=False)
         stream = aio.lobby(0).WatchTicket(
             lobby_service_pb2.WatchTicketRequest(name=kept.name), metadata=watched.metadata
         )
@@ -523,7 +533,7 @@ async def _expiry(stack: Stack) -> None:
         await expect_aio_error(
             aio.cancel(lonely, left.name), Code.FAILED_PRECONDITION, "TICKET_CLOSED"
         )
-        again = await aio.create(lonely, options=unique_options())
+        again = await aio.create(lonely, options=unique_options(), follow=False)
         await aio.cancel(lonely, again.name)
         # The watched ticket outlives the grace period several times over.
         await asyncio.sleep(max(0.0, 6.0 - (time.monotonic() - began)))

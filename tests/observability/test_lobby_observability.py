@@ -57,7 +57,9 @@ def matched(redis_server: RedisServer) -> Iterator[Matched]:  # noqa: F811
             return int(stack.lobby(i).GetTicket(request, metadata=tokens[i]).ticket.state)
 
         wait_until(
-            lambda: all(state(i) == lobby_pb2.TICKET_STATE_MATCHED for i in range(6)),
+            # Every poll reads all six tickets: reading a ticket follows it, and only
+            # followed tickets are matched.
+            lambda: [state(i) for i in range(6)] == [lobby_pb2.TICKET_STATE_MATCHED] * 6,
             timeout=20,
             what="six solo tickets seated",
         )

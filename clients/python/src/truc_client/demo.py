@@ -69,15 +69,19 @@ async def play_demo_match(
             tickets.append((created.ticket.name, meta))
         queued = ", ".join(g.player for g in guests)
         print(f"{seats} guests queued for {rule_set_name(options.rule_set)}: {queued}", file=out)
-        matched: list[lobby_pb2.Ticket] = []
-        for name, meta in tickets:
+
+        async def seated(name: str, meta: tuple[tuple[str, str], ...]) -> lobby_pb2.Ticket | None:
+            # Every client watches its ticket at once: the lobby seats followed tickets only.
             stream = lobby.WatchTicket(
                 lobby_service_pb2.WatchTicketRequest(name=name), metadata=meta
             )
             async for change in stream:
                 if change.ticket.state == lobby_pb2.TICKET_STATE_MATCHED:
-                    matched.append(change.ticket)
-                    break
+                    return change.ticket
+            return None
+
+        watched = await asyncio.gather(*(seated(name, meta) for name, meta in tickets))
+        matched = [t for t in watched if t is not None]
         if len(matched) != seats:
             print(f"the lobby did not seat the {seats} guests", file=out)
             return 1

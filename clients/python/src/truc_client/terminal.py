@@ -424,6 +424,7 @@ async def play(
     family = is_family(options.rule_set)
     bot_clients: list[tuple[TrucClient, lobby_pb2.Ticket]] = []
     players: list[asyncio.Task[game_pb2.GameView]] = []
+    bots_seated: asyncio.Future[list[lobby_pb2.Ticket]] | None = None
     game_channel = grpc.aio.insecure_channel(game)
     stub: game_service_pb2_grpc.GameServiceAsyncStub = game_service_pb2_grpc.GameServiceStub(
         game_channel
@@ -443,6 +444,10 @@ async def play(
                 f"{bots} {kind} queued the same way for {rule_set_name(options.rule_set)};"
                 " waiting for the lobby to seat everyone"
             )
+        # Every client follows its ticket from now on (the lobby seats followed tickets only).
+        bots_seated = asyncio.gather(
+            *(client.wait_until_seated(t.name, seat_timeout) for client, t in bot_clients)
+        )
         seated_task = asyncio.create_task(human.wait_until_seated(ticket.name, seat_timeout))
         while not seated_task.done():
             reading = asyncio.create_task(keyboard.lines.get())
@@ -459,9 +464,7 @@ async def play(
                 return 0
             say("not seated yet: q leaves the queue")
         seated = seated_task.result()
-        tickets = await asyncio.gather(
-            *(client.wait_until_seated(t.name, seat_timeout) for client, t in bot_clients)
-        )
+        tickets = await bots_seated
         policies = [HeuristicPolicy(seed + t.seat) for t in tickets]
         players = [
             asyncio.create_task(
@@ -502,6 +505,9 @@ async def play(
         for task in players:
             task.cancel()
         await asyncio.gather(*players, return_exceptions=True)
+        if bots_seated is not None:
+            bots_seated.cancel()
+            await asyncio.gather(bots_seated, return_exceptions=True)
         for client, _ in bot_clients:
             await client.close()
         await human.close()

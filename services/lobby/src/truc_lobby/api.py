@@ -7,6 +7,16 @@ Every failure, a :class:`~truc_protocol.errors.ServiceError` of the use cases
 or the store (``STORE_UNAVAILABLE``) or a bug, is answered by the kit's one
 table (:func:`truc_service.errors.to_status`, through
 :func:`~truc_service.guard.guarded`); no store is imported here.
+
+Only a player's token acts here (:meth:`~truc_lobby.tokens.TokenIssuer.player`:
+PERMISSION_DENIED ``PLAYERS_ONLY`` otherwise), and a stream token only opens
+WatchTicket (``STREAM_TOKEN_WATCH_ONLY`` elsewhere). SignInGuest is counted for the
+call's client address (:class:`~truc_lobby.addresses.ClientAddresses`).
+A WatchTicket stream follows its ticket, refreshing it every ``heartbeat``
+seconds (a third of the shorter of the grace and the presence window) while
+it is open; a player holds at most ``TRUC_TICKET_WATCHES_PER_PLAYER`` of them
+open on one replica, and the replica ``TRUC_TICKET_WATCHES_PER_REPLICA``
+(RESOURCE_EXHAUSTED ``RATE_LIMITED`` past either).
 """
 
 from __future__ import annotations
@@ -20,8 +30,10 @@ import grpc
 from truc.v1 import lobby_pb2, lobby_service_pb2, lobby_service_pb2_grpc
 
 from truc_service.guard import Context, bearer, guarded, guarded_stream, lenient, require
+from truc_service.limits import Concurrency
 from truc_telemetry import logs
 
+from .addresses import ClientAddresses
 from .service import LobbyService, parse_ticket_name
 from .watch import TicketHub
 
@@ -31,14 +43,25 @@ _OPEN = (lobby_pb2.TICKET_STATE_AWAITING_CONFIRMATION, lobby_pb2.TICKET_STATE_QU
 
 
 class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
-    def __init__(self, service: LobbyService, hub: TicketHub, *, heartbeat_seconds: float) -> None:
+    def __init__(
+        self,
+        service: LobbyService,
+        hub: TicketHub,
+        *,
+        heartbeat_seconds: float,
+        addresses: ClientAddresses,
+        watches: Concurrency,
+    ) -> None:
         self._service = service
         self._hub = hub
         self._heartbeat = heartbeat_seconds
+        self._addresses = addresses
+        self._watches = watches
 
-    def _player(self, context: Context) -> str:
-        """The caller (bound to the log context)."""
-        player = self._service.tokens.verify(bearer(context))
+    def _player(self, context: Context, *, watching: bool = False) -> str:
+        """The calling player (bound to the log context); a stream token only
+        when ``watching``."""
+        player = self._service.tokens.player(bearer(context), watching=watching)
         logs.bind(player=player)
         return player
 
@@ -47,7 +70,9 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
         self, raw: lobby_service_pb2.SignInGuestRequest | None, context: Context
     ) -> lobby_service_pb2.SignInGuestResponse:
         request = require(raw, "SignInGuestRequest")
-        player, token, expires = self._service.sign_in_guest(request.display_name)
+        player, token, expires = await self._service.sign_in_guest(
+            request.display_name, self._addresses.of(context)
+        )
         response = lobby_service_pb2.SignInGuestResponse(player=player, token=token)
         response.expire_time.FromSeconds(expires)
         return response
@@ -102,25 +127,25 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
         self, raw: lobby_service_pb2.WatchTicketRequest | None, context: Context
     ) -> AsyncIterator[lobby_service_pb2.WatchTicketResponse]:
         request = require(raw, "WatchTicketRequest")
-        player = self._player(context)
+        player = self._player(context, watching=True)
         ticket = _ticket(request.name)
-        changed = self._hub.register(ticket)
-        try:
-            last: lobby_pb2.Ticket | None = None
-            while True:
-                stored = await self._service.get_ticket(player, ticket)
-                current = self._service.ticket_proto(stored, player)
-                if last is None or _changed(last, current):
-                    yield lobby_service_pb2.WatchTicketResponse(ticket=current)
-                    last = current
-                if current.state not in _OPEN:
-                    return
-                await self._service.heartbeat(ticket)
-                changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), self._heartbeat)
-        finally:
-            self._hub.unregister(ticket, changed)
+        with self._watches.hold(player):
+            changed = self._hub.register(ticket)
+            try:
+                last: lobby_pb2.Ticket | None = None
+                while True:
+                    changed.clear()
+                    stored = await self._service.get_ticket(player, ticket, watching=True)
+                    current = self._service.ticket_proto(stored, player)
+                    if last is None or _changed(last, current):
+                        yield lobby_service_pb2.WatchTicketResponse(ticket=current)
+                        last = current
+                    if current.state not in _OPEN:
+                        return
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(changed.wait(), self._heartbeat)
+            finally:
+                self._hub.unregister(ticket, changed)
 
     @guarded
     async def ListGames(  # noqa: N802
@@ -132,6 +157,17 @@ class LobbyServicer(lobby_service_pb2_grpc.LobbyServiceServicer):
             player, request.page_size, request.page_token, request.rule_set
         )
         return lobby_service_pb2.ListGamesResponse(games=games, next_page_token=next_token)
+
+    @guarded
+    async def CreateStreamToken(  # noqa: N802
+        self, raw: lobby_service_pb2.CreateStreamTokenRequest | None, context: Context
+    ) -> lobby_service_pb2.CreateStreamTokenResponse:
+        require(raw, "CreateStreamTokenRequest")
+        player = self._player(context)
+        token, expires = await self._service.stream_token(player)
+        response = lobby_service_pb2.CreateStreamTokenResponse(token=token)
+        response.expire_time.FromSeconds(expires)
+        return response
 
 
 def _ticket(name: str) -> str:
@@ -155,6 +191,7 @@ def add_to_server(servicer: LobbyServicer, server: grpc.aio.Server) -> None:
         "GetTicket": (m.GetTicketRequest, m.GetTicketResponse),
         "CancelTicket": (m.CancelTicketRequest, m.CancelTicketResponse),
         "ListGames": (m.ListGamesRequest, m.ListGamesResponse),
+        "CreateStreamToken": (m.CreateStreamTokenRequest, m.CreateStreamTokenResponse),
     }
     handlers: dict[str, grpc.RpcMethodHandler[object, object]] = {
         name: grpc.unary_unary_rpc_method_handler(

@@ -23,6 +23,25 @@ switch and the JWT key rules of every truc service).
 | ``TRUC_MATCH_INTERVAL_MS`` | ``200`` | how often a replica tries a matching round |
 | ``TRUC_BOT_WAIT_SECONDS`` | ``20`` | wait before bots fill a table (0: never) |
 | ``TRUC_TICKET_GRACE_SECONDS`` | ``30`` | a queued ticket nobody watches expires after this |
+| ``TRUC_TICKET_PRESENCE_SECONDS`` | ``10`` | a queued ticket takes part in matching (tables, |
+| | | bots) only while followed: a WatchTicket stream open on it or a member's |
+| | | GetTicket within this long (0: every queued ticket does; benchmarks only) |
+| ``TRUC_GUEST_SIGNINS_PER_ADDRESS`` | ``300`` | SignInGuest per client address (IPv6: per /64) |
+| | | per window (0: no limit) ... |
+| ``TRUC_GUEST_SIGNINS_PER_ADDRESS_WINDOW_SECONDS`` | ``600`` | ... of this many seconds |
+| ``TRUC_GUEST_SIGNINS_TOTAL`` | ``1000`` | SignInGuest of all addresses together, per window |
+| ``TRUC_GUEST_SIGNINS_TOTAL_WINDOW_SECONDS`` | ``10`` | (0: no limit), across all replicas |
+| ``TRUC_LOBBY_TRUSTED_PEERS`` | ``127.0.0.0/8,::1/128`` | peers (CIDRs, comma list) whose |
+| | | ``x-truc-client-address`` metadata names the client address (the |
+| | | gateway's); anyone else's is ignored (:mod:`truc_lobby.addresses`) |
+| ``TRUC_TICKETS_PER_PLAYER`` | ``60`` | CreateTicket per player per window (0: no limit) ... |
+| ``TRUC_TICKETS_PER_PLAYER_WINDOW_SECONDS`` | ``60`` | ... of this many seconds |
+| ``TRUC_STREAM_TOKEN_SECONDS`` | ``60`` | lifetime of a stream token (CreateStreamToken; 10-300) |
+| ``TRUC_STREAM_TOKENS_PER_PLAYER`` | ``60`` | CreateStreamToken per player per window ... |
+| ``TRUC_STREAM_TOKENS_PER_PLAYER_WINDOW_SECONDS`` | ``60`` | ... of this many seconds |
+| ``TRUC_TICKET_WATCHES_PER_PLAYER`` | ``8`` | WatchTicket streams one player holds open on one |
+| | | replica (0: no limit) |
+| ``TRUC_TICKET_WATCHES_PER_REPLICA`` | ``20000`` | WatchTicket streams open on one replica |
 | ``TRUC_CONFIRM_SECONDS`` | ``120`` | a party ticket not confirmed by all expires after this |
 | ``TRUC_DEFAULT_RATING`` | ``1500`` | rating of a new player |
 | ``TRUC_GAME_TURN_SECONDS`` | ``0`` | turn deadline of each game (0: the game's default) |
@@ -35,16 +54,25 @@ switch and the JWT key rules of every truc service).
 | ``TRUC_TRACING`` | ``0`` | ``1``: OpenTelemetry tracing (:mod:`truc_telemetry.tracing`) |
 | ``TRUC_LOBBY_ROLE`` | ``all`` | ``api`` (no bots), ``bots`` (only bots) or ``all``; ``ROLES`` |
 
+Past a rate limit a call is refused RESOURCE_EXHAUSTED ``RATE_LIMITED`` with
+``retry_after_ms`` (:mod:`truc_lobby.limits`); the counts are kept in Redis, so
+each limit holds across every lobby replica. The defaults are far above what an
+honest client does (a player signs in once a day and queues once a match; an
+office or a school behind one NAT signs in a few hundred people at once; the
+load generator's shortest matches queue each player fewer than 30 times a
+minute) and cap what a script gets for free.
+
 No other module reads the environment.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from truc_service.settings import DEV_SECRET, Choice, ConfigError, SignedSettings
+from truc_service.addresses import networks
+from truc_service.settings import DEV_SECRET, Choice, ConfigError, Networks, SignedSettings
 
 __all__ = ["DEV_SECRET", "ROLES", "ConfigError", "Settings"]
 
@@ -62,6 +90,7 @@ else:
     """One of :data:`ROLES` (any case)."""
 
 _WEEK: Final = 7 * 24 * 3600
+_DAY: Final = 24 * 3600
 
 
 class Settings(SignedSettings):
@@ -91,6 +120,43 @@ class Settings(SignedSettings):
     ticket_grace_seconds: float = Field(
         30.0, ge=1, le=3600, validation_alias="TRUC_TICKET_GRACE_SECONDS"
     )
+    ticket_presence_seconds: float = Field(
+        10.0, ge=0, le=3600, validation_alias="TRUC_TICKET_PRESENCE_SECONDS"
+    )
+    guest_signins_per_address: int = Field(
+        300, ge=0, le=10**9, validation_alias="TRUC_GUEST_SIGNINS_PER_ADDRESS"
+    )
+    guest_signins_per_address_window_seconds: float = Field(
+        600.0, ge=0.001, le=_DAY, validation_alias="TRUC_GUEST_SIGNINS_PER_ADDRESS_WINDOW_SECONDS"
+    )
+    guest_signins_total: int = Field(
+        1000, ge=0, le=10**9, validation_alias="TRUC_GUEST_SIGNINS_TOTAL"
+    )
+    guest_signins_total_window_seconds: float = Field(
+        10.0, ge=0.001, le=_DAY, validation_alias="TRUC_GUEST_SIGNINS_TOTAL_WINDOW_SECONDS"
+    )
+    trusted_peers: Networks = Field(
+        networks("127.0.0.0/8,::1/128"), validation_alias="TRUC_LOBBY_TRUSTED_PEERS"
+    )
+    tickets_per_player: int = Field(60, ge=0, le=10**9, validation_alias="TRUC_TICKETS_PER_PLAYER")
+    tickets_per_player_window_seconds: float = Field(
+        60.0, ge=0.001, le=_DAY, validation_alias="TRUC_TICKETS_PER_PLAYER_WINDOW_SECONDS"
+    )
+    stream_token_seconds: int = Field(
+        60, ge=10, le=300, validation_alias="TRUC_STREAM_TOKEN_SECONDS"
+    )
+    stream_tokens_per_player: int = Field(
+        60, ge=0, le=10**9, validation_alias="TRUC_STREAM_TOKENS_PER_PLAYER"
+    )
+    stream_tokens_per_player_window_seconds: float = Field(
+        60.0, ge=0.001, le=_DAY, validation_alias="TRUC_STREAM_TOKENS_PER_PLAYER_WINDOW_SECONDS"
+    )
+    ticket_watches_per_player: int = Field(
+        8, ge=0, le=10**6, validation_alias="TRUC_TICKET_WATCHES_PER_PLAYER"
+    )
+    ticket_watches_per_replica: int = Field(
+        20_000, ge=0, le=10**7, validation_alias="TRUC_TICKET_WATCHES_PER_REPLICA"
+    )
     confirm_seconds: float = Field(120.0, ge=1, le=86400, validation_alias="TRUC_CONFIRM_SECONDS")
     default_rating: float = Field(1500.0, ge=0, le=5000, validation_alias="TRUC_DEFAULT_RATING")
     game_turn_seconds: int = Field(0, ge=0, le=3600, validation_alias="TRUC_GAME_TURN_SECONDS")
@@ -100,6 +166,16 @@ class Settings(SignedSettings):
     )
     metrics_port: int = Field(9465, ge=-1, le=65535, validation_alias="TRUC_METRICS_PORT")
     role: Role = Field("all", validation_alias="TRUC_LOBBY_ROLE")
+
+    @model_validator(mode="after")
+    def _token_lifetimes(self) -> Self:
+        if self.token_ttl_seconds > self.max_token_seconds:
+            raise ValueError(
+                f"TRUC_TOKEN_TTL_SECONDS ({self.token_ttl_seconds}) must be at most "
+                f"TRUC_MAX_TOKEN_SECONDS ({self.max_token_seconds}): the lobby would issue "
+                "tokens no service accepts"
+            )
+        return self
 
     @property
     def serves_api(self) -> bool:

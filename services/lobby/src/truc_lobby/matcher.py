@@ -7,6 +7,18 @@ step that marks it taken). A round also expires queued tickets nobody has
 watched for the grace period, and, for tickets that have waited longer than
 the bot wait, adds server-side bots to complete their table.
 
+**No table for an absent player.** Only a ticket *followed now* takes part in a
+round, at a human table or with bots: one a member followed (a WatchTicket
+stream's heartbeat, every third of the window while the stream is open, or a
+GetTicket) within the presence window (``TRUC_TICKET_PRESENCE_SECONDS``, 10 s).
+Creating or confirming a ticket does not count: a client that queues and never
+looks at its ticket is not there to play. The record is in Redis
+(:data:`~truc_lobby.store.FOLLOWED`), so a watcher on any replica counts, and
+a ticket whose watcher went away (its replica too) stops being matched within
+the window; it stays queued (and expires at the grace, unless watched again).
+The bot wait still counts from when the ticket was queued, but bots only fill
+around followed tickets, so a ticket nobody follows never starts bot jobs.
+
 A table is seated in three steps, each safe to die after
 (:class:`~truc_lobby.store.Claim`): the claim (tickets out of the queue, the
 table and its game id written down under a lease), ``CreateGame`` with that
@@ -91,6 +103,7 @@ class Matcher:
         bot_wait_seconds: float,
         grace_seconds: float,
         turn_seconds: int,
+        presence_seconds: float = 10.0,
         confirm_seconds: float = 120.0,
         policy: MatchPolicy | None = None,
     ) -> None:
@@ -100,6 +113,7 @@ class Matcher:
         self._interval = interval_ms / 1000
         self._bot_wait = bot_wait_seconds
         self._grace_ms = int(grace_seconds * 1000)
+        self._presence_ms = int(presence_seconds * 1000)
         self._confirm_ms = int(confirm_seconds * 1000)
         self._turn_seconds = turn_seconds
         self._policy = policy or MatchPolicy()
@@ -131,10 +145,10 @@ class Matcher:
             stored = await self._store.get(ticket)
             if stored is not None and await self._store.close(stored, "EXPIRED") == 2:
                 metrics.TICKETS_EXPIRED.inc()
-        queued, beats = await self._store.queue()
+        queue = await self._store.queue()
         live: dict[str, dict[str, Any]] = {}
-        for ticket, entry in queued.items():
-            if now_ms - beats.get(ticket, entry["q"]) > self._grace_ms:
+        for ticket, entry in queue.tickets.items():
+            if now_ms - queue.beats.get(ticket, entry["q"]) > self._grace_ms:
                 stored = await self._store.get(ticket)
                 if stored is not None and await self._store.close(stored, "EXPIRED") == 2:
                     metrics.TICKETS_EXPIRED.inc()
@@ -144,6 +158,8 @@ class Matcher:
         self._unreadable &= live.keys()
         tickets: list[QueuedTicket] = []
         for ticket, entry in live.items():
+            if not self._present(queue.followed.get(ticket), now_ms):
+                continue  # nobody follows it now: no table, no bots
             rules = self._rules(ticket, entry)
             if rules is None:
                 continue
@@ -171,6 +187,13 @@ class Matcher:
         seated = [t for t, ok in zip(tables, outcomes, strict=True) if ok]
         self.tables_formed += len(seated)
         return seated
+
+    def _present(self, followed_ms: int | None, now_ms: int) -> bool:
+        """Whether a ticket last followed at ``followed_ms`` (None: never) is
+        followed now: within the presence window (0: every ticket is)."""
+        if self._presence_ms <= 0:
+            return True
+        return followed_ms is not None and now_ms - followed_ms <= self._presence_ms
 
     def _rules(self, ticket: str, entry: dict[str, Any]) -> TableRules | None:
         """The table a queued ticket waits for (from its stored options key), or

@@ -32,15 +32,19 @@ from truc.v1 import game_service_pb2_grpc, lobby_service_pb2
 from truc_protocol.balancing import ROUND_ROBIN, connection_age
 from truc_protocol.errors import Unavailable
 from truc_redis.connection import RedisClient, connect, follow_reachability, subscriber
+from truc_redis.limits import RateLimit
+from truc_service.limits import Concurrency
 from truc_service.process import run_service
 from truc_telemetry import metrics as telemetry
 from truc_telemetry.interceptor import RpcInterceptor
 
 from . import metrics
+from .addresses import ClientAddresses
 from .api import LobbyServicer, add_to_server
 from .bots import BotRunner
 from .config import ConfigError, Settings
 from .history import GameHistory
+from .limits import LobbyLimits, RateLimits
 from .matcher import Matcher
 from .results import ResultsFollower
 from .service import LobbyService
@@ -156,7 +160,11 @@ def build_server(settings: Settings) -> LobbyServer:
         else None
     )
     tokens = TokenIssuer(
-        settings.jwt_secret, ttl_seconds=settings.token_ttl_seconds, external=external
+        settings.jwt_secret,
+        ttl_seconds=settings.token_ttl_seconds,
+        stream_ttl_seconds=settings.stream_token_seconds,
+        external=external,
+        max_lifetime=settings.max_token_seconds,
     )
     store = LobbyStore(redis)
     # Round robin over every address the target resolves to (e.g. dns:/// of a
@@ -182,7 +190,12 @@ def build_server(settings: Settings) -> LobbyServer:
         recheck_ms=int(settings.results_recheck_seconds * 1000),
     )
     service = LobbyService(
-        store, tokens, GameHistory(redis), results, default_rating=settings.default_rating
+        store,
+        tokens,
+        GameHistory(redis),
+        results,
+        LobbyLimits(redis, rate_limits(settings)),
+        default_rating=settings.default_rating,
     )
     matcher = Matcher(
         store,
@@ -191,6 +204,7 @@ def build_server(settings: Settings) -> LobbyServer:
         interval_ms=settings.match_interval_ms,
         bot_wait_seconds=settings.bot_wait_seconds,
         grace_seconds=settings.ticket_grace_seconds,
+        presence_seconds=settings.ticket_presence_seconds,
         turn_seconds=settings.game_turn_seconds,
         confirm_seconds=settings.confirm_seconds,
     )
@@ -204,7 +218,17 @@ def build_server(settings: Settings) -> LobbyServer:
     )
     if settings.serves_api:
         add_to_server(
-            LobbyServicer(service, hub, heartbeat_seconds=settings.ticket_grace_seconds / 3),
+            LobbyServicer(
+                service,
+                hub,
+                heartbeat_seconds=heartbeat_seconds(settings),
+                addresses=ClientAddresses(settings.trusted_peers),
+                watches=Concurrency(
+                    per_key=settings.ticket_watches_per_player,
+                    total=settings.ticket_watches_per_replica,
+                    what="ticket watches",
+                ),
+            ),
             server,
         )
     health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
@@ -230,6 +254,38 @@ def build_server(settings: Settings) -> LobbyServer:
         health_servicer,
         ends,
     )
+
+
+def rate_limits(settings: Settings) -> RateLimits:
+    """The lobby's rate limits the settings describe."""
+
+    def rate(limit: int, window_seconds: float) -> RateLimit:
+        return RateLimit(limit, max(1, round(window_seconds * 1000)))
+
+    return RateLimits(
+        signins_per_address=rate(
+            settings.guest_signins_per_address, settings.guest_signins_per_address_window_seconds
+        ),
+        signins_total=rate(
+            settings.guest_signins_total, settings.guest_signins_total_window_seconds
+        ),
+        tickets_per_player=rate(
+            settings.tickets_per_player, settings.tickets_per_player_window_seconds
+        ),
+        stream_tokens_per_player=rate(
+            settings.stream_tokens_per_player, settings.stream_tokens_per_player_window_seconds
+        ),
+    )
+
+
+def heartbeat_seconds(settings: Settings) -> float:
+    """How often a WatchTicket stream follows its ticket: three times per grace
+    period and per presence window (whichever is shorter), so one late beat
+    loses neither."""
+    windows = [settings.ticket_grace_seconds]
+    if settings.ticket_presence_seconds > 0:
+        windows.append(settings.ticket_presence_seconds)
+    return min(windows) / 3
 
 
 async def _build(settings: Settings) -> LobbyServer:

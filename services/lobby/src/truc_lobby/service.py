@@ -9,6 +9,14 @@ A ticket names its game in its options (``options.rule_set``, and
 against that rule set, and a party holds at most a team of it (three in Truc
 y Flou, two in the 2 v 2 rule sets, one, so no party, in 1 v 1). Ratings and
 history are per rule set.
+
+Abuse limits (:mod:`truc_lobby.limits`): every SignInGuest counts for its
+client address and in total, every CreateTicket for its player, before the
+request is looked at (a malformed call counts too). A member reading a ticket
+(GetTicket) or watching it (WatchTicket) *follows* it, which is what lets it
+take part in matching (:mod:`truc_lobby.matcher`). Player ids, the guests'
+and those a party names, are of the shared safe alphabet
+(:func:`truc_protocol.identifiers.valid_player_id`).
 """
 
 from __future__ import annotations
@@ -29,8 +37,10 @@ from truc_protocol.errors import (
     NotFound,
     PermissionDenied,
 )
+from truc_protocol.identifiers import PLAYER_ID_ALPHABET, valid_player_id
 
 from .history import GameHistory, GameRecord, PageTokenError
+from .limits import LobbyLimits
 from .results import ResultsFollower
 from .rule_sets import TableRules, normalize, stored_rules
 from .store import LobbyStore, StoredTicket
@@ -38,7 +48,6 @@ from .tokens import TokenIssuer
 
 __all__ = ["LobbyService", "normalized_options", "parse_ticket_name", "ticket_name"]
 
-_PLAYER_ID: Final = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
 _TICKET_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _STATES: Final = {
     "AWAITING": lobby_pb2.TICKET_STATE_AWAITING_CONFIRMATION,
@@ -48,6 +57,8 @@ _STATES: Final = {
     "CANCELLED": lobby_pb2.TICKET_STATE_CANCELLED,
     "EXPIRED": lobby_pb2.TICKET_STATE_EXPIRED,
 }
+_FOLLOWABLE: Final = frozenset(("AWAITING", "QUEUED"))
+"""The states in which following a ticket is recorded (the store checks again)."""
 _TEAMS: Final = (game_pb2.TEAM_A, game_pb2.TEAM_B)
 DEFAULT_PAGE_SIZE: Final = 20
 MAX_PAGE_SIZE: Final = 100
@@ -99,8 +110,8 @@ def _check_party(party: Sequence[str], player: str, rules: TableRules) -> None:
     if len(set(members)) != len(members):
         raise _bad("party: each player once, without the caller")
     for other in party:
-        if not _PLAYER_ID.fullmatch(other):
-            raise _bad("party: player ids are 1-128 of A-Z a-z 0-9 _ . : @ -")
+        if not valid_player_id(other):
+            raise _bad(f"party: player ids are 1-128 of {PLAYER_ID_ALPHABET}")
 
 
 class LobbyService:
@@ -110,11 +121,13 @@ class LobbyService:
         tokens: TokenIssuer,
         history: GameHistory,
         results: ResultsFollower,
+        limits: LobbyLimits,
         *,
         default_rating: float,
     ) -> None:
         self.store = store
         self.tokens = tokens
+        self.limits = limits
         self._history = history
         self._results = results
         self._default_rating = default_rating
@@ -123,22 +136,33 @@ class LobbyService:
     def _now_ms() -> int:
         return int(time.time() * 1000)
 
-    def sign_in_guest(self, display_name: str) -> tuple[str, str, int]:
-        """(player id, token, expiry in seconds) for a new guest."""
+    async def sign_in_guest(self, display_name: str, address: str) -> tuple[str, str, int]:
+        """(player id, token, expiry in seconds) for a new guest signing in from
+        the client address ``address`` (RATE_LIMITED past its limits)."""
+        await self.limits.guest_sign_in(address)
         name = display_name or "guest"
         if len(name) > 32 or not name.isprintable():
             raise _bad("display_name: 1-32 printable characters")
         slug = re.sub(r"[^A-Za-z0-9_-]", "", name)[:16] or "guest"
         player = f"{slug}-{secrets.token_hex(6)}"
+        assert valid_player_id(player), player
         token, expires = self.tokens.player_token(player)
         return player, token, expires
+
+    async def stream_token(self, player: str) -> tuple[str, int]:
+        """A stream token for ``player`` and its expiry in seconds (RATE_LIMITED
+        past the player's limit)."""
+        await self.limits.stream_token(player)
+        return self.tokens.stream_token(player)
 
     async def create_ticket(
         self, player: str, party: Sequence[str], options: game_pb2.RuleOptions
     ) -> StoredTicket:
         """Queue ``player`` (and a party they lead, once confirmed) for a table
         of the rule set ``options`` name; nothing is stored when the options or
-        the party do not fit it (INVALID_ARGUMENT ``BAD_REQUEST``)."""
+        the party do not fit it (INVALID_ARGUMENT ``BAD_REQUEST``); every call
+        counts towards the player's ticket limit (RATE_LIMITED past it)."""
+        await self.limits.ticket(player)
         rules = normalize(options)
         _check_party(party, player, rules)
         members = [player, *party]
@@ -183,8 +207,13 @@ class LobbyService:
             return False  # a live ticket
         return await self._results.settle(held.removeprefix("game:"), player)
 
-    async def get_ticket(self, player: str, ticket: str) -> StoredTicket:
-        return await self._member_ticket(player, ticket)
+    async def get_ticket(self, player: str, ticket: str, *, watching: bool = False) -> StoredTicket:
+        """The ticket, read by one of its members, who thereby follows it (a
+        stream's read, ``watching``, also keeps it from expiring)."""
+        found = await self._member_ticket(player, ticket)
+        if found.state in _FOLLOWABLE:
+            await self.store.follow(ticket, self._now_ms(), watching=watching)
+        return found
 
     async def confirm_ticket(self, player: str, ticket: str) -> StoredTicket:
         await self._member_ticket(player, ticket)
@@ -206,10 +235,6 @@ class LobbyService:
                 "TICKET_CLOSED", "the ticket is already matched, cancelled or expired"
             )
         return await self._member_ticket(player, ticket)
-
-    async def heartbeat(self, ticket: str) -> None:
-        """A watcher of ``ticket`` keeps it alive (while it is queued)."""
-        await self.store.heartbeat(ticket, self._now_ms())
 
     def ticket_proto(self, stored: StoredTicket, caller: str) -> lobby_pb2.Ticket:
         """The ticket as ``caller`` sees it (with its seat and game token once

@@ -10,6 +10,8 @@ ticket's channel for watchers on any replica:
 * ``CONFIRM``: a member confirms (refused if they hold another live ticket);
   the last confirmation queues the ticket.
 * ``CLOSE``: cancel or expire a ticket that is not matched yet.
+* ``FOLLOW``: a member follows an open ticket (WatchTicket, GetTicket): when is
+  recorded for the presence check, and a watcher also keeps it from expiring.
 * ``CLAIM``: the matcher takes a table's tickets out of the queue, all or none,
   so no player is ever seated twice, and writes the table down as a
   :class:`Claim` (its seats, options and the game id it will have) under a
@@ -58,8 +60,10 @@ __all__ = [
     "ACTIVE",
     "CLAIMS",
     "DELETE_IF_EQUAL",
+    "FOLLOWED",
     "Claim",
     "LobbyStore",
+    "Queue",
     "StoredTicket",
     "Tracked",
     "ratings_key",
@@ -70,6 +74,12 @@ __all__ = [
 P: Final = "truc:{lobby}"
 QUEUE: Final = f"{P}:queue"
 HEARTBEATS: Final = f"{P}:heartbeats"
+"""Queued tickets -> when a watcher last kept them alive (ms; the queue time at
+first): a ticket nobody watches for the grace period expires."""
+FOLLOWED: Final = f"{P}:followed"
+"""Open tickets -> when one of their members last followed them (ms): a
+WatchTicket stream's heartbeat or a GetTicket. Only a ticket followed within
+the presence window takes part in matching (:mod:`truc_lobby.matcher`)."""
 AWAITING: Final = f"{P}:awaiting"
 """Party tickets waiting for confirmations, scored by creation time."""
 RATINGS: Final = f"{P}:ratings"
@@ -242,7 +252,8 @@ redis.call('HSET', KEYS[1], 's', ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
-for i = 5, #KEYS do
+redis.call('HDEL', KEYS[5], ARGV[1])
+for i = 6, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('DEL', KEYS[i]) end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
@@ -252,16 +263,17 @@ return 2
 
 _CLAIM = """
 local entries = {}
-for i = 5, #KEYS do
+for i = 6, #KEYS do
   if redis.call('HGET', KEYS[i], 's') ~= 'QUEUED' then return 0 end
-  local entry = redis.call('HGET', KEYS[1], ARGV[i - 1])
+  local entry = redis.call('HGET', KEYS[1], ARGV[i - 2])
   if not entry then return 0 end
-  entries[i - 4] = entry
+  entries[i - 5] = entry
 end
-for i = 5, #KEYS do
+for i = 6, #KEYS do
   redis.call('HSET', KEYS[i], 's', 'MATCHING', 'x', ARGV[1])
-  redis.call('HDEL', KEYS[1], ARGV[i - 1])
-  redis.call('HDEL', KEYS[2], ARGV[i - 1])
+  redis.call('HDEL', KEYS[1], ARGV[i - 2])
+  redis.call('HDEL', KEYS[2], ARGV[i - 2])
+  redis.call('HDEL', KEYS[5], ARGV[i - 2])
 end
 redis.call('HSET', KEYS[4], 'd', ARGV[3], 'e', cjson.encode(entries))
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
@@ -312,7 +324,18 @@ return 1
 """
 
 _QUEUE = """
-return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
+  redis.call('HGETALL', KEYS[3])}
+"""
+
+_FOLLOW = """
+local s = redis.call('HGET', KEYS[1], 's')
+if s ~= 'AWAITING' and s ~= 'QUEUED' then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+if ARGV[3] == '1' and redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+end
+return 1
 """
 
 DELETE_IF_EQUAL: Final = """
@@ -326,6 +349,24 @@ CLOSED_TTL_MS: Final = 3600 * 1000
 PLAYING_TTL_MS: Final = 6 * 3600 * 1000
 """A seated player may not queue again until their game ends (the results
 follower releases them), or at the latest after this long."""
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """The queue as one matching round reads it (:meth:`LobbyStore.queue`)."""
+
+    tickets: dict[str, dict[str, Any]]
+    """Queued ticket -> its entry: members with ratings (``m``), options key
+    (``k``), queue time (``q``, ms)."""
+    beats: dict[str, int]
+    """Queued ticket -> its last heartbeat (ms): the grace expiry's clock."""
+    followed: dict[str, int]
+    """Open ticket -> when a member last followed it (ms): the presence check's clock."""
+
+
+def _times(flat: Sequence[bytes]) -> dict[str, int]:
+    """A flat ``HGETALL`` reply of ticket -> milliseconds."""
+    return {k.decode(): int(v) for k, v in zip(flat[::2], flat[1::2], strict=True)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +427,7 @@ class LobbyStore:
         self._seat = script(redis, _SEAT)
         self._release = script(redis, DELETE_IF_EQUAL)
         self._defer = script(redis, _DEFER)
+        self._follow = script(redis, _FOLLOW)
 
     @store_call
     @timed("live")
@@ -462,6 +504,7 @@ class LobbyStore:
                     QUEUE,
                     HEARTBEATS,
                     AWAITING,
+                    FOLLOWED,
                     *(player_key(p) for p, _, _ in ticket.members),
                 ],
                 args=[ticket.ticket, state, channel(ticket.ticket), CLOSED_TTL_MS],
@@ -469,21 +512,29 @@ class LobbyStore:
         )
 
     @store_call
-    @timed("heartbeat")
-    async def heartbeat(self, ticket: str, now_ms: int) -> None:
-        """A watcher keeps its queued ticket alive."""
-        if await self.redis.hexists(HEARTBEATS, ticket):  # type: ignore[misc]
-            await self.redis.hset(HEARTBEATS, ticket, str(now_ms))  # type: ignore[misc]
+    @timed("follow")
+    async def follow(self, ticket: str, now_ms: int, *, watching: bool) -> bool:
+        """A member follows the ticket now (one script): recorded while it is open
+        (awaiting confirmations or queued) for the presence check, and, when
+        ``watching`` (a WatchTicket stream), it also keeps a queued ticket alive.
+        False if the ticket is not open (nothing recorded)."""
+        return bool(
+            await self._follow(
+                keys=[ticket_key(ticket), FOLLOWED, HEARTBEATS],
+                args=[ticket, now_ms, int(watching)],
+            )
+        )
 
     @store_call
     @timed("queue")
-    async def queue(self) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
-        """The queued tickets (members with ratings, options key, queue time) and
-        their last heartbeats, read at one instant (one script: no MULTI on a cluster)."""
-        queued, beats = await self._queue(keys=[QUEUE, HEARTBEATS])
-        return (
+    async def queue(self) -> Queue:
+        """The queued tickets, their last heartbeats and when they were last
+        followed, read at one instant (one script: no MULTI on a cluster)."""
+        queued, beats, followed = await self._queue(keys=[QUEUE, HEARTBEATS, FOLLOWED])
+        return Queue(
             {k.decode(): json.loads(v) for k, v in zip(queued[::2], queued[1::2], strict=True)},
-            {k.decode(): int(v) for k, v in zip(beats[::2], beats[1::2], strict=True)},
+            _times(beats),
+            _times(followed),
         )
 
     @store_call
@@ -498,7 +549,7 @@ class LobbyStore:
     async def claim(self, claim: Claim, *, lease_until_ms: int) -> bool:
         """Take the claim's tickets out of the queue (all still queued, or none
         is taken: False) and record the claim, leased until ``lease_until_ms``."""
-        keys = [QUEUE, HEARTBEATS, CLAIMS, claim_key(claim.game)]
+        keys = [QUEUE, HEARTBEATS, CLAIMS, claim_key(claim.game), FOLLOWED]
         keys += [ticket_key(t) for t in claim.tickets]
         args: list[str | int] = [claim.game, lease_until_ms, claim.encode(), *claim.tickets]
         return bool(await self._claim(keys=keys, args=args))

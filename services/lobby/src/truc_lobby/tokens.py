@@ -5,9 +5,25 @@
   (``aud`` = ``["truc-lobby", "truc-game"]``).
 * The lobby's own token (``role`` = ``lobby``, ``aud`` = ``truc-game``) lets it
   create games.
+* Stream tokens (CreateStreamToken: :meth:`TokenIssuer.stream_token`) are a
+  player's, short-lived (``TRUC_STREAM_TOKEN_SECONDS``), with the claim
+  ``scope`` = ``stream``, for both audiences: for a stream's URL, accepted only
+  by the watch streams (WatchTicket here, WatchGame at the game service).
 * Production hook: tokens of an external identity provider are accepted too
   when ``TRUC_EXTERNAL_JWT_KEY`` is set (verified with that key, algorithm,
-  issuer and audience); their ``sub`` becomes the player id.
+  issuer and audience); their ``sub`` becomes the player id, and they are
+  always a player's: a ``role`` claim in them is ignored (the provider's roles
+  are not this service's, so it can grant no ``lobby`` or ``spectator``), and
+  so is a ``scope``; an ``exp`` further ahead than ``TRUC_MAX_TOKEN_SECONDS`` is
+  refused, as for the lobby's own tokens.
+
+Only players act at the lobby (:meth:`TokenIssuer.player`): a token of role
+``lobby`` (the lobby's own, for CreateGame) or ``spectator`` is refused
+PERMISSION_DENIED ``PLAYERS_ONLY`` by every player RPC, and a stream token
+PERMISSION_DENIED ``STREAM_TOKEN_WATCH_ONLY`` by every RPC but WatchTicket
+(CreateStreamToken too: a stream token does not renew itself). Every ``sub`` is a
+player id of the safe alphabet (:func:`truc_protocol.identifiers.valid_player_id`),
+or the token is ``TOKEN_INVALID``.
 
 The lobby's own tokens are verified by the kit's
 :class:`truc_service.tokens.TokenVerifier` (``iss`` = ``truc-lobby``, ``aud``
@@ -23,14 +39,27 @@ from typing import Final
 
 import jwt
 
-from truc_protocol.errors import Unauthenticated
-from truc_service.tokens import ALGORITHM, TokenVerifier, bearer_token
+from truc_protocol.errors import PermissionDenied, Unauthenticated
+from truc_protocol.identifiers import PLAYER_ID_ALPHABET, valid_player_id
+from truc_service.tokens import (
+    ALGORITHM,
+    MAX_LIFETIME,
+    STREAM_SCOPE,
+    Identity,
+    TokenVerifier,
+    bearer_token,
+    issue_token,
+)
 
-__all__ = ["ISSUER", "LOBBY_AUDIENCE", "TokenIssuer"]
+__all__ = ["ISSUER", "LOBBY_AUDIENCE", "PLAYERS_ONLY", "STREAM_TOKEN_WATCH_ONLY", "TokenIssuer"]
 
 ISSUER: Final = "truc-lobby"
 LOBBY_AUDIENCE: Final = "truc-lobby"
 GAME_AUDIENCE: Final = "truc-game"
+PLAYERS_ONLY: Final = "PLAYERS_ONLY"
+"""PERMISSION_DENIED: a token of another role than a player's at the lobby."""
+STREAM_TOKEN_WATCH_ONLY: Final = "STREAM_TOKEN_WATCH_ONLY"
+"""PERMISSION_DENIED: a stream token for another RPC than a watch stream."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +76,18 @@ class TokenIssuer:
         secret: str,
         *,
         ttl_seconds: int,
+        stream_ttl_seconds: int = 60,
         external: ExternalIdentityProvider | None = None,
+        max_lifetime: float = MAX_LIFETIME,
     ) -> None:
         self._secret = secret
         self._ttl = ttl_seconds
+        self._stream_ttl = stream_ttl_seconds
         self._external = external
-        self._own = TokenVerifier(secret, issuer=ISSUER, audience=LOBBY_AUDIENCE)
+        self._max_lifetime = max_lifetime
+        self._own = TokenVerifier(
+            secret, issuer=ISSUER, audience=LOBBY_AUDIENCE, max_lifetime=max_lifetime
+        )
 
     def player_token(self, player: str, *, now: float | None = None) -> tuple[str, int]:
         """A token for the lobby and the game service, and when it expires (seconds)."""
@@ -68,6 +103,21 @@ class TokenIssuer:
         }
         return jwt.encode(claims, self._secret, algorithm=ALGORITHM), expires
 
+    def stream_token(self, player: str, *, now: float | None = None) -> tuple[str, int]:
+        """A stream token for ``player`` (the watch streams of the lobby and the
+        game service only), and when it expires (seconds)."""
+        issued = int(time.time() if now is None else now)
+        token = issue_token(
+            self._secret,
+            player,
+            ttl_seconds=self._stream_ttl,
+            issuer=ISSUER,
+            audience=[LOBBY_AUDIENCE, GAME_AUDIENCE],
+            now=issued,
+            scope=STREAM_SCOPE,
+        )
+        return token, issued + self._stream_ttl
+
     def lobby_token(self, *, now: float | None = None) -> str:
         """The lobby's own token for GameService.CreateGame."""
         issued = int(time.time() if now is None else now)
@@ -81,20 +131,43 @@ class TokenIssuer:
         }
         return jwt.encode(claims, self._secret, algorithm=ALGORITHM)
 
-    def verify(self, header: str | None) -> str:
-        """The player id named by ``authorization: Bearer <token>``."""
+    def verify(self, header: str | None) -> Identity:
+        """Who ``authorization: Bearer <token>`` names (an external provider's
+        token: always a player)."""
         try:
-            return self._own.verify(header).player
+            identity = self._own.verify(header)
         except Unauthenticated as own_error:
             if self._external is None or own_error.reason != "TOKEN_INVALID":
                 raise
-            claims = self._verify_external(bearer_token(header))
-        player = claims.get("sub")
-        if not isinstance(player, str) or not 1 <= len(player) <= 128:
-            raise Unauthenticated("TOKEN_INVALID", "the token's sub must name a player")
-        return player
+            identity = self._verify_external(bearer_token(header))
+        if not valid_player_id(identity.player):
+            raise Unauthenticated(
+                "TOKEN_INVALID",
+                f"the token's sub must be a player id: 1-128 of {PLAYER_ID_ALPHABET}",
+            )
+        return identity
 
-    def _verify_external(self, token: str) -> dict[str, object]:
+    def player(self, header: str | None, *, watching: bool = False) -> str:
+        """The player ``authorization: Bearer <token>`` names; PERMISSION_DENIED
+        ``PLAYERS_ONLY`` for a token of another role (the lobby's, a spectator's),
+        and ``STREAM_TOKEN_WATCH_ONLY`` for a stream token unless ``watching``
+        (a watch stream is the call)."""
+        identity = self.verify(header)
+        if identity.role != "player":
+            raise PermissionDenied(
+                PLAYERS_ONLY,
+                f"a {identity.role} token cannot act at the lobby: sign in as a player",
+            )
+        if identity.stream_only and not watching:
+            raise PermissionDenied(
+                STREAM_TOKEN_WATCH_ONLY,
+                "a stream token opens watch streams only (WatchTicket, WatchGame):"
+                " send the player's own token",
+            )
+        return identity.player
+
+    def _verify_external(self, token: str) -> Identity:
+        """The player an external provider's token names (its role claim ignored)."""
         external = self._external
         assert external is not None
         try:
@@ -114,4 +187,13 @@ class TokenIssuer:
             raise Unauthenticated("TOKEN_EXPIRED", "the token has expired; sign in again") from None
         except jwt.PyJWTError as exc:
             raise Unauthenticated("TOKEN_INVALID", f"the token is not valid: {exc}") from None
-        return claims
+        player, expires = claims.get("sub"), claims.get("exp")
+        if not isinstance(player, str) or not isinstance(expires, int | float):
+            raise Unauthenticated("TOKEN_INVALID", "the token's sub must name a player")
+        if expires - time.time() > self._max_lifetime:
+            raise Unauthenticated(
+                "TOKEN_INVALID",
+                f"the token is valid for too long: it expires in more than "
+                f"{self._max_lifetime:.0f} s (TRUC_MAX_TOKEN_SECONDS)",
+            )
+        return Identity(player, "player", float(expires))

@@ -38,7 +38,10 @@ class LobbyServiceStub:
     a google.rpc.ErrorInfo (domain "truc.v1"):
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
-    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member).
+    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member),
+    PLAYERS_ONLY (a token of another role than a player's: the lobby's own,
+    a spectator's), STREAM_TOKEN_WATCH_ONLY (a stream token, from
+    CreateStreamToken, outside WatchTicket).
     * INVALID_ARGUMENT: BAD_NAME, BAD_REQUEST (the message says which field).
     * NOT_FOUND: TICKET_NOT_FOUND.
     * ALREADY_EXISTS: ALREADY_QUEUED (a member already holds a live ticket).
@@ -46,7 +49,10 @@ class LobbyServiceStub:
 
     A party ticket is not an error while members have not confirmed it: it
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
-    * RESOURCE_EXHAUSTED: RATE_LIMITED.
+    * RESOURCE_EXHAUSTED: RATE_LIMITED (too many guest sign-ins from the
+    client's address or in all, tickets or stream tokens of the caller, or
+    WatchTicket streams open): the ErrorInfo's metadata `retry_after_ms` and
+    a google.rpc.RetryInfo say how long to wait (REST: 429 with Retry-After).
     * UNAVAILABLE: STORE_UNAVAILABLE.
 
     REST/JSON: as GameService, each RPC's google.api.http option maps it to
@@ -94,6 +100,11 @@ class LobbyServiceStub:
                 request_serializer=truc_dot_v1_dot_lobby__service__pb2.ListGamesRequest.SerializeToString,
                 response_deserializer=truc_dot_v1_dot_lobby__service__pb2.ListGamesResponse.FromString,
                 _registered_method=True)
+        self.CreateStreamToken = channel.unary_unary(
+                '/truc.v1.LobbyService/CreateStreamToken',
+                request_serializer=truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenRequest.SerializeToString,
+                response_deserializer=truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -109,7 +120,10 @@ class LobbyServiceServicer:
     a google.rpc.ErrorInfo (domain "truc.v1"):
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
-    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member).
+    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member),
+    PLAYERS_ONLY (a token of another role than a player's: the lobby's own,
+    a spectator's), STREAM_TOKEN_WATCH_ONLY (a stream token, from
+    CreateStreamToken, outside WatchTicket).
     * INVALID_ARGUMENT: BAD_NAME, BAD_REQUEST (the message says which field).
     * NOT_FOUND: TICKET_NOT_FOUND.
     * ALREADY_EXISTS: ALREADY_QUEUED (a member already holds a live ticket).
@@ -117,7 +131,10 @@ class LobbyServiceServicer:
 
     A party ticket is not an error while members have not confirmed it: it
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
-    * RESOURCE_EXHAUSTED: RATE_LIMITED.
+    * RESOURCE_EXHAUSTED: RATE_LIMITED (too many guest sign-ins from the
+    client's address or in all, tickets or stream tokens of the caller, or
+    WatchTicket streams open): the ErrorInfo's metadata `retry_after_ms` and
+    a google.rpc.RetryInfo say how long to wait (REST: 429 with Retry-After).
     * UNAVAILABLE: STORE_UNAVAILABLE.
 
     REST/JSON: as GameService, each RPC's google.api.http option maps it to
@@ -126,7 +143,10 @@ class LobbyServiceServicer:
 
     def SignInGuest(self, request, context):
         """Issues a guest player id and a token for the lobby and the game service
-        (development and demos). Errors: INVALID_ARGUMENT, UNAVAILABLE.
+        (development and demos). Limited per client address (the caller's IP; an
+        IPv6 address by its /64; behind the gateway, the address the gateway
+        saw) and in all, across every lobby replica. Errors: INVALID_ARGUMENT,
+        RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
 
         REST: `POST /v1/guests:signIn` with the request as the JSON body (no token).
         """
@@ -137,8 +157,13 @@ class LobbyServiceServicer:
     def CreateTicket(self, request, context):
         """Creates a ticket for the caller alone, or for a party the caller leads
         (the other members confirm with ConfirmTicket before it is queued).
-        Errors: UNAUTHENTICATED, INVALID_ARGUMENT, ALREADY_EXISTS
-        (ALREADY_QUEUED), UNAVAILABLE.
+        A queued ticket takes part in matching (a table of players, or bots after
+        the bot wait) only while one of its members follows it: a WatchTicket
+        stream open on it, or a GetTicket within the last few seconds
+        (TRUC_TICKET_PRESENCE_SECONDS, 10): a ticket nobody follows is never
+        seated. Limited per caller (TRUC_TICKETS_PER_PLAYER). Errors:
+        UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT, ALREADY_EXISTS
+        (ALREADY_QUEUED), RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
 
         REST: `POST /v1/tickets` with the request as the JSON body.
         """
@@ -158,8 +183,10 @@ class LobbyServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTicket(self, request, context):
-        """Returns a ticket as the caller (a member) sees it. Errors:
-        UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE.
+        """Returns a ticket as the caller (a member) sees it; reading it follows it
+        (see CreateTicket; it does not keep it from expiring: WatchTicket does).
+        Errors: UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
+        UNAVAILABLE.
 
         REST: `GET /v1/tickets/{ticket}`.
         """
@@ -179,8 +206,11 @@ class LobbyServiceServicer:
 
     def WatchTicket(self, request, context):
         """Streams the ticket each time it changes, until it is matched, cancelled
-        or expired. Watching keeps a queued ticket alive: a ticket nobody watches
-        for longer than the grace period expires. Errors: as GetTicket.
+        or expired. Watching follows the ticket (see CreateTicket) and keeps a
+        queued ticket alive: a ticket nobody watches for longer than the grace
+        period expires. The only lobby RPC a stream token (CreateStreamToken)
+        is accepted by. Errors: as GetTicket, and RESOURCE_EXHAUSTED
+        (RATE_LIMITED) for a player with too many streams open.
 
         REST: `GET /v1/tickets/{ticket}:watch` as Server-Sent Events, one event
         (`data: <the WatchTicketResponse as JSON>`, no `id`) per change, then an
@@ -203,6 +233,26 @@ class LobbyServiceServicer:
 
         REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
         games; on the lobby, though the path is the games' collection).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateStreamToken(self, request, context):
+        """Issues, for the caller (the `authorization` bearer: a player's token), a
+        stream token: valid for a short time (TRUC_STREAM_TOKEN_SECONDS, 60 s by
+        default, 10-300) and carrying the claim `scope: "stream"`, it is meant
+        for the URL of an EventSource (`?access_token=`), where proxies and
+        browsers' histories keep it, instead of the long-lived token. Only the
+        watch streams accept it (GameService.WatchGame, LobbyService.WatchTicket:
+        read, never act); every other RPC refuses it with PERMISSION_DENIED
+        (STREAM_TOKEN_WATCH_ONLY), CreateStreamToken included. Ask for a new one
+        before reconnecting once it has expired (an open stream is not cut when
+        it does). Limited per caller (TRUC_STREAM_TOKENS_PER_PLAYER). Errors:
+        UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED (RATE_LIMITED),
+        UNAVAILABLE.
+
+        REST: `POST /v1/streamTokens` (a JSON body, `{}`, is optional).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -246,6 +296,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     request_deserializer=truc_dot_v1_dot_lobby__service__pb2.ListGamesRequest.FromString,
                     response_serializer=truc_dot_v1_dot_lobby__service__pb2.ListGamesResponse.SerializeToString,
             ),
+            'CreateStreamToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateStreamToken,
+                    request_deserializer=truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenRequest.FromString,
+                    response_serializer=truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'truc.v1.LobbyService', rpc_method_handlers)
@@ -267,7 +322,10 @@ class LobbyService:
     a google.rpc.ErrorInfo (domain "truc.v1"):
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
-    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member).
+    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member),
+    PLAYERS_ONLY (a token of another role than a player's: the lobby's own,
+    a spectator's), STREAM_TOKEN_WATCH_ONLY (a stream token, from
+    CreateStreamToken, outside WatchTicket).
     * INVALID_ARGUMENT: BAD_NAME, BAD_REQUEST (the message says which field).
     * NOT_FOUND: TICKET_NOT_FOUND.
     * ALREADY_EXISTS: ALREADY_QUEUED (a member already holds a live ticket).
@@ -275,7 +333,10 @@ class LobbyService:
 
     A party ticket is not an error while members have not confirmed it: it
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
-    * RESOURCE_EXHAUSTED: RATE_LIMITED.
+    * RESOURCE_EXHAUSTED: RATE_LIMITED (too many guest sign-ins from the
+    client's address or in all, tickets or stream tokens of the caller, or
+    WatchTicket streams open): the ErrorInfo's metadata `retry_after_ms` and
+    a google.rpc.RetryInfo say how long to wait (REST: 429 with Retry-After).
     * UNAVAILABLE: STORE_UNAVAILABLE.
 
     REST/JSON: as GameService, each RPC's google.api.http option maps it to
@@ -461,6 +522,33 @@ class LobbyService:
             '/truc.v1.LobbyService/ListGames',
             truc_dot_v1_dot_lobby__service__pb2.ListGamesRequest.SerializeToString,
             truc_dot_v1_dot_lobby__service__pb2.ListGamesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateStreamToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/truc.v1.LobbyService/CreateStreamToken',
+            truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenRequest.SerializeToString,
+            truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenResponse.FromString,
             options,
             channel_credentials,
             insecure,

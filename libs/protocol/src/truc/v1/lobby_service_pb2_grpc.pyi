@@ -39,7 +39,10 @@ class LobbyServiceStub:
     a google.rpc.ErrorInfo (domain "truc.v1"):
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
-    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member).
+    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member),
+      PLAYERS_ONLY (a token of another role than a player's: the lobby's own,
+      a spectator's), STREAM_TOKEN_WATCH_ONLY (a stream token, from
+      CreateStreamToken, outside WatchTicket).
     * INVALID_ARGUMENT: BAD_NAME, BAD_REQUEST (the message says which field).
     * NOT_FOUND: TICKET_NOT_FOUND.
     * ALREADY_EXISTS: ALREADY_QUEUED (a member already holds a live ticket).
@@ -47,7 +50,10 @@ class LobbyServiceStub:
 
     A party ticket is not an error while members have not confirmed it: it
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
-    * RESOURCE_EXHAUSTED: RATE_LIMITED.
+    * RESOURCE_EXHAUSTED: RATE_LIMITED (too many guest sign-ins from the
+      client's address or in all, tickets or stream tokens of the caller, or
+      WatchTicket streams open): the ErrorInfo's metadata `retry_after_ms` and
+      a google.rpc.RetryInfo say how long to wait (REST: 429 with Retry-After).
     * UNAVAILABLE: STORE_UNAVAILABLE.
 
     REST/JSON: as GameService, each RPC's google.api.http option maps it to
@@ -60,15 +66,23 @@ class LobbyServiceStub:
     def __new__(cls, channel: _aio.Channel) -> LobbyServiceAsyncStub: ...
     SignInGuest: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.SignInGuestRequest, _lobby_service_pb2.SignInGuestResponse]
     """Issues a guest player id and a token for the lobby and the game service
-    (development and demos). Errors: INVALID_ARGUMENT, UNAVAILABLE.
+    (development and demos). Limited per client address (the caller's IP; an
+    IPv6 address by its /64; behind the gateway, the address the gateway
+    saw) and in all, across every lobby replica. Errors: INVALID_ARGUMENT,
+    RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
 
     REST: `POST /v1/guests:signIn` with the request as the JSON body (no token).
     """
     CreateTicket: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.CreateTicketRequest, _lobby_service_pb2.CreateTicketResponse]
     """Creates a ticket for the caller alone, or for a party the caller leads
     (the other members confirm with ConfirmTicket before it is queued).
-    Errors: UNAUTHENTICATED, INVALID_ARGUMENT, ALREADY_EXISTS
-    (ALREADY_QUEUED), UNAVAILABLE.
+    A queued ticket takes part in matching (a table of players, or bots after
+    the bot wait) only while one of its members follows it: a WatchTicket
+    stream open on it, or a GetTicket within the last few seconds
+    (TRUC_TICKET_PRESENCE_SECONDS, 10): a ticket nobody follows is never
+    seated. Limited per caller (TRUC_TICKETS_PER_PLAYER). Errors:
+    UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT, ALREADY_EXISTS
+    (ALREADY_QUEUED), RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
 
     REST: `POST /v1/tickets` with the request as the JSON body.
     """
@@ -80,8 +94,10 @@ class LobbyServiceStub:
     REST: `POST /v1/tickets/{ticket}:confirm` (a JSON body, `{}`, is optional).
     """
     GetTicket: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.GetTicketRequest, _lobby_service_pb2.GetTicketResponse]
-    """Returns a ticket as the caller (a member) sees it. Errors:
-    UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE.
+    """Returns a ticket as the caller (a member) sees it; reading it follows it
+    (see CreateTicket; it does not keep it from expiring: WatchTicket does).
+    Errors: UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
+    UNAVAILABLE.
 
     REST: `GET /v1/tickets/{ticket}`.
     """
@@ -93,8 +109,11 @@ class LobbyServiceStub:
     """
     WatchTicket: _grpc.UnaryStreamMultiCallable[_lobby_service_pb2.WatchTicketRequest, _lobby_service_pb2.WatchTicketResponse]
     """Streams the ticket each time it changes, until it is matched, cancelled
-    or expired. Watching keeps a queued ticket alive: a ticket nobody watches
-    for longer than the grace period expires. Errors: as GetTicket.
+    or expired. Watching follows the ticket (see CreateTicket) and keeps a
+    queued ticket alive: a ticket nobody watches for longer than the grace
+    period expires. The only lobby RPC a stream token (CreateStreamToken)
+    is accepted by. Errors: as GetTicket, and RESOURCE_EXHAUSTED
+    (RATE_LIMITED) for a player with too many streams open.
 
     REST: `GET /v1/tickets/{ticket}:watch` as Server-Sent Events, one event
     (`data: <the WatchTicketResponse as JSON>`, no `id`) per change, then an
@@ -114,6 +133,22 @@ class LobbyServiceStub:
     REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
     games; on the lobby, though the path is the games' collection).
     """
+    CreateStreamToken: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.CreateStreamTokenRequest, _lobby_service_pb2.CreateStreamTokenResponse]
+    """Issues, for the caller (the `authorization` bearer: a player's token), a
+    stream token: valid for a short time (TRUC_STREAM_TOKEN_SECONDS, 60 s by
+    default, 10-300) and carrying the claim `scope: "stream"`, it is meant
+    for the URL of an EventSource (`?access_token=`), where proxies and
+    browsers' histories keep it, instead of the long-lived token. Only the
+    watch streams accept it (GameService.WatchGame, LobbyService.WatchTicket:
+    read, never act); every other RPC refuses it with PERMISSION_DENIED
+    (STREAM_TOKEN_WATCH_ONLY), CreateStreamToken included. Ask for a new one
+    before reconnecting once it has expired (an open stream is not cut when
+    it does). Limited per caller (TRUC_STREAM_TOKENS_PER_PLAYER). Errors:
+    UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED (RATE_LIMITED),
+    UNAVAILABLE.
+
+    REST: `POST /v1/streamTokens` (a JSON body, `{}`, is optional).
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -129,7 +164,10 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     a google.rpc.ErrorInfo (domain "truc.v1"):
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
-    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member).
+    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member),
+      PLAYERS_ONLY (a token of another role than a player's: the lobby's own,
+      a spectator's), STREAM_TOKEN_WATCH_ONLY (a stream token, from
+      CreateStreamToken, outside WatchTicket).
     * INVALID_ARGUMENT: BAD_NAME, BAD_REQUEST (the message says which field).
     * NOT_FOUND: TICKET_NOT_FOUND.
     * ALREADY_EXISTS: ALREADY_QUEUED (a member already holds a live ticket).
@@ -137,7 +175,10 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
 
     A party ticket is not an error while members have not confirmed it: it
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
-    * RESOURCE_EXHAUSTED: RATE_LIMITED.
+    * RESOURCE_EXHAUSTED: RATE_LIMITED (too many guest sign-ins from the
+      client's address or in all, tickets or stream tokens of the caller, or
+      WatchTicket streams open): the ErrorInfo's metadata `retry_after_ms` and
+      a google.rpc.RetryInfo say how long to wait (REST: 429 with Retry-After).
     * UNAVAILABLE: STORE_UNAVAILABLE.
 
     REST/JSON: as GameService, each RPC's google.api.http option maps it to
@@ -147,15 +188,23 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     SignInGuest: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.SignInGuestRequest, _lobby_service_pb2.SignInGuestResponse]  # type: ignore[assignment]
     """Issues a guest player id and a token for the lobby and the game service
-    (development and demos). Errors: INVALID_ARGUMENT, UNAVAILABLE.
+    (development and demos). Limited per client address (the caller's IP; an
+    IPv6 address by its /64; behind the gateway, the address the gateway
+    saw) and in all, across every lobby replica. Errors: INVALID_ARGUMENT,
+    RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
 
     REST: `POST /v1/guests:signIn` with the request as the JSON body (no token).
     """
     CreateTicket: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.CreateTicketRequest, _lobby_service_pb2.CreateTicketResponse]  # type: ignore[assignment]
     """Creates a ticket for the caller alone, or for a party the caller leads
     (the other members confirm with ConfirmTicket before it is queued).
-    Errors: UNAUTHENTICATED, INVALID_ARGUMENT, ALREADY_EXISTS
-    (ALREADY_QUEUED), UNAVAILABLE.
+    A queued ticket takes part in matching (a table of players, or bots after
+    the bot wait) only while one of its members follows it: a WatchTicket
+    stream open on it, or a GetTicket within the last few seconds
+    (TRUC_TICKET_PRESENCE_SECONDS, 10): a ticket nobody follows is never
+    seated. Limited per caller (TRUC_TICKETS_PER_PLAYER). Errors:
+    UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT, ALREADY_EXISTS
+    (ALREADY_QUEUED), RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
 
     REST: `POST /v1/tickets` with the request as the JSON body.
     """
@@ -167,8 +216,10 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     REST: `POST /v1/tickets/{ticket}:confirm` (a JSON body, `{}`, is optional).
     """
     GetTicket: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.GetTicketRequest, _lobby_service_pb2.GetTicketResponse]  # type: ignore[assignment]
-    """Returns a ticket as the caller (a member) sees it. Errors:
-    UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE.
+    """Returns a ticket as the caller (a member) sees it; reading it follows it
+    (see CreateTicket; it does not keep it from expiring: WatchTicket does).
+    Errors: UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
+    UNAVAILABLE.
 
     REST: `GET /v1/tickets/{ticket}`.
     """
@@ -180,8 +231,11 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     """
     WatchTicket: _aio.UnaryStreamMultiCallable[_lobby_service_pb2.WatchTicketRequest, _lobby_service_pb2.WatchTicketResponse]  # type: ignore[assignment]
     """Streams the ticket each time it changes, until it is matched, cancelled
-    or expired. Watching keeps a queued ticket alive: a ticket nobody watches
-    for longer than the grace period expires. Errors: as GetTicket.
+    or expired. Watching follows the ticket (see CreateTicket) and keeps a
+    queued ticket alive: a ticket nobody watches for longer than the grace
+    period expires. The only lobby RPC a stream token (CreateStreamToken)
+    is accepted by. Errors: as GetTicket, and RESOURCE_EXHAUSTED
+    (RATE_LIMITED) for a player with too many streams open.
 
     REST: `GET /v1/tickets/{ticket}:watch` as Server-Sent Events, one event
     (`data: <the WatchTicketResponse as JSON>`, no `id`) per change, then an
@@ -201,6 +255,22 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
     games; on the lobby, though the path is the games' collection).
     """
+    CreateStreamToken: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.CreateStreamTokenRequest, _lobby_service_pb2.CreateStreamTokenResponse]  # type: ignore[assignment]
+    """Issues, for the caller (the `authorization` bearer: a player's token), a
+    stream token: valid for a short time (TRUC_STREAM_TOKEN_SECONDS, 60 s by
+    default, 10-300) and carrying the claim `scope: "stream"`, it is meant
+    for the URL of an EventSource (`?access_token=`), where proxies and
+    browsers' histories keep it, instead of the long-lived token. Only the
+    watch streams accept it (GameService.WatchGame, LobbyService.WatchTicket:
+    read, never act); every other RPC refuses it with PERMISSION_DENIED
+    (STREAM_TOKEN_WATCH_ONLY), CreateStreamToken included. Ask for a new one
+    before reconnecting once it has expired (an open stream is not cut when
+    it does). Limited per caller (TRUC_STREAM_TOKENS_PER_PLAYER). Errors:
+    UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED (RATE_LIMITED),
+    UNAVAILABLE.
+
+    REST: `POST /v1/streamTokens` (a JSON body, `{}`, is optional).
+    """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     """LobbyService turns players and parties into games of every rule set, queued
@@ -215,7 +285,10 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     a google.rpc.ErrorInfo (domain "truc.v1"):
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
-    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member).
+    * PERMISSION_DENIED: NOT_ON_TICKET (the caller is not a member),
+      PLAYERS_ONLY (a token of another role than a player's: the lobby's own,
+      a spectator's), STREAM_TOKEN_WATCH_ONLY (a stream token, from
+      CreateStreamToken, outside WatchTicket).
     * INVALID_ARGUMENT: BAD_NAME, BAD_REQUEST (the message says which field).
     * NOT_FOUND: TICKET_NOT_FOUND.
     * ALREADY_EXISTS: ALREADY_QUEUED (a member already holds a live ticket).
@@ -223,7 +296,10 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
 
     A party ticket is not an error while members have not confirmed it: it
     waits in TICKET_STATE_AWAITING_CONFIRMATION (and expires if they never do).
-    * RESOURCE_EXHAUSTED: RATE_LIMITED.
+    * RESOURCE_EXHAUSTED: RATE_LIMITED (too many guest sign-ins from the
+      client's address or in all, tickets or stream tokens of the caller, or
+      WatchTicket streams open): the ErrorInfo's metadata `retry_after_ms` and
+      a google.rpc.RetryInfo say how long to wait (REST: 429 with Retry-After).
     * UNAVAILABLE: STORE_UNAVAILABLE.
 
     REST/JSON: as GameService, each RPC's google.api.http option maps it to
@@ -237,7 +313,10 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_service_pb2.SignInGuestResponse, _abc.Awaitable[_lobby_service_pb2.SignInGuestResponse]]:
         """Issues a guest player id and a token for the lobby and the game service
-        (development and demos). Errors: INVALID_ARGUMENT, UNAVAILABLE.
+        (development and demos). Limited per client address (the caller's IP; an
+        IPv6 address by its /64; behind the gateway, the address the gateway
+        saw) and in all, across every lobby replica. Errors: INVALID_ARGUMENT,
+        RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
 
         REST: `POST /v1/guests:signIn` with the request as the JSON body (no token).
         """
@@ -250,8 +329,13 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_lobby_service_pb2.CreateTicketResponse, _abc.Awaitable[_lobby_service_pb2.CreateTicketResponse]]:
         """Creates a ticket for the caller alone, or for a party the caller leads
         (the other members confirm with ConfirmTicket before it is queued).
-        Errors: UNAUTHENTICATED, INVALID_ARGUMENT, ALREADY_EXISTS
-        (ALREADY_QUEUED), UNAVAILABLE.
+        A queued ticket takes part in matching (a table of players, or bots after
+        the bot wait) only while one of its members follows it: a WatchTicket
+        stream open on it, or a GetTicket within the last few seconds
+        (TRUC_TICKET_PRESENCE_SECONDS, 10): a ticket nobody follows is never
+        seated. Limited per caller (TRUC_TICKETS_PER_PLAYER). Errors:
+        UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT, ALREADY_EXISTS
+        (ALREADY_QUEUED), RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
 
         REST: `POST /v1/tickets` with the request as the JSON body.
         """
@@ -275,8 +359,10 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_service_pb2.GetTicketRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_service_pb2.GetTicketResponse, _abc.Awaitable[_lobby_service_pb2.GetTicketResponse]]:
-        """Returns a ticket as the caller (a member) sees it. Errors:
-        UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE.
+        """Returns a ticket as the caller (a member) sees it; reading it follows it
+        (see CreateTicket; it does not keep it from expiring: WatchTicket does).
+        Errors: UNAUTHENTICATED, INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED,
+        UNAVAILABLE.
 
         REST: `GET /v1/tickets/{ticket}`.
         """
@@ -300,8 +386,11 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_lobby_service_pb2.WatchTicketResponse], _abc.AsyncIterator[_lobby_service_pb2.WatchTicketResponse]]:
         """Streams the ticket each time it changes, until it is matched, cancelled
-        or expired. Watching keeps a queued ticket alive: a ticket nobody watches
-        for longer than the grace period expires. Errors: as GetTicket.
+        or expired. Watching follows the ticket (see CreateTicket) and keeps a
+        queued ticket alive: a ticket nobody watches for longer than the grace
+        period expires. The only lobby RPC a stream token (CreateStreamToken)
+        is accepted by. Errors: as GetTicket, and RESOURCE_EXHAUSTED
+        (RATE_LIMITED) for a player with too many streams open.
 
         REST: `GET /v1/tickets/{ticket}:watch` as Server-Sent Events, one event
         (`data: <the WatchTicketResponse as JSON>`, no `id`) per change, then an
@@ -326,6 +415,28 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
 
         REST: `GET /v1/games?page_size=N&page_token=T` (the caller's finished
         games; on the lobby, though the path is the games' collection).
+        """
+
+    @_abc_1.abstractmethod
+    def CreateStreamToken(
+        self,
+        request: _lobby_service_pb2.CreateStreamTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.CreateStreamTokenResponse, _abc.Awaitable[_lobby_service_pb2.CreateStreamTokenResponse]]:
+        """Issues, for the caller (the `authorization` bearer: a player's token), a
+        stream token: valid for a short time (TRUC_STREAM_TOKEN_SECONDS, 60 s by
+        default, 10-300) and carrying the claim `scope: "stream"`, it is meant
+        for the URL of an EventSource (`?access_token=`), where proxies and
+        browsers' histories keep it, instead of the long-lived token. Only the
+        watch streams accept it (GameService.WatchGame, LobbyService.WatchTicket:
+        read, never act); every other RPC refuses it with PERMISSION_DENIED
+        (STREAM_TOKEN_WATCH_ONLY), CreateStreamToken included. Ask for a new one
+        before reconnecting once it has expired (an open stream is not cut when
+        it does). Limited per caller (TRUC_STREAM_TOKENS_PER_PLAYER). Errors:
+        UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED (RATE_LIMITED),
+        UNAVAILABLE.
+
+        REST: `POST /v1/streamTokens` (a JSON body, `{}`, is optional).
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
