@@ -19,6 +19,8 @@ from tests.lobby_service.conftest import Stack
 from tests.service.conftest import Replica, redis_server, wait_until  # noqa: F401
 from truc_dev_redis import RedisServer
 
+from .recording import RecordingUpstream
+
 FRONT = "http://front.example"
 """The one origin the test gateway allows (CORS)."""
 MAX_BODY = 4096
@@ -84,6 +86,36 @@ def rest_stack(redis_server: RedisServer) -> Iterator[RestStack]:  # noqa: F811
     services.stop()
     assert "Traceback" not in gateway.log(), gateway.log()
     assert code == 0, gateway.log()
+
+
+# ----------------------------------------------------------------- a recording upstream
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[RecordingUpstream]:
+    server = RecordingUpstream()
+    yield server
+    server.stop()
+
+
+def _recorded_gateway(upstream: RecordingUpstream, **env: str) -> Iterator[Gateway]:
+    gateway = Gateway(upstream.address, upstream.address, **env)
+    yield gateway
+    code = gateway.stop()
+    assert "Traceback" not in gateway.log(), gateway.log()
+    assert code == 0, gateway.log()
+
+
+@pytest.fixture(scope="module")
+def direct(upstream: RecordingUpstream) -> Iterator[Gateway]:
+    """A gateway that trusts no proxy (the default)."""
+    yield from _recorded_gateway(upstream)
+
+
+@pytest.fixture(scope="module")
+def proxied(upstream: RecordingUpstream) -> Iterator[Gateway]:
+    """A gateway behind proxies: loopback (the test's own connections) and 10/8."""
+    yield from _recorded_gateway(upstream, TRUC_GATEWAY_TRUSTED_PROXIES="127.0.0.0/8, 10.0.0.0/8")
 
 
 # ----------------------------------------------------------------- HTTP helpers

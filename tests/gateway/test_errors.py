@@ -12,6 +12,7 @@ from typing import Any
 import aiohttp
 
 from tests.service.conftest import SECRET, TRUC_REFUSED_DEAL, new_players
+from truc_protocol.tokens import STREAM_SCOPE
 from truc_service.tokens import issue_token
 
 from .conftest import FRONT, MAX_BODY, Reply, RestStack, call, sse
@@ -209,8 +210,9 @@ def test_sse_errors_before_the_stream_are_json_and_the_stream_ends_cleanly(
         assert (missing.status, missing.reason) == (404, "GAME_NOT_FOUND")
         assert missing.headers["Content-Type"].startswith("application/json")
 
-        # access_token in the query (EventSource cannot set headers); heartbeats while idle.
-        watch = f"{url}/v1/{name}:watch?access_token={token(players[2])}&after_version=1"
+        # A stream token in the query (EventSource cannot set headers); heartbeats while idle.
+        short = issue_token(SECRET, players[2], ttl_seconds=60, scope=STREAM_SCOPE)
+        watch = f"{url}/v1/{name}:watch?access_token={short}&after_version=1"
         async with session.get(watch, headers={"Origin": FRONT}) as response:
             assert response.status == 200
             assert response.headers["Content-Type"].startswith("text/event-stream")

@@ -25,6 +25,7 @@ def test_every_rpc_of_both_services_has_a_route() -> None:
         ("POST", "/v1/{name=tickets/*}:cancel"): "truc.v1.LobbyService.CancelTicket",
         ("GET", "/v1/{name=tickets/*}:watch"): "truc.v1.LobbyService.WatchTicket",
         ("GET", "/v1/games"): "truc.v1.LobbyService.ListGames",
+        ("POST", "/v1/streamTokens"): "truc.v1.LobbyService.CreateStreamToken",
     }
     for service in (game_service_pb2, lobby_service_pb2):
         for descriptor in service.DESCRIPTOR.services_by_name.values():

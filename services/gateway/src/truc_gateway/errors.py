@@ -7,7 +7,10 @@ google.rpc mapping, ``google/rpc/code.proto``) and the body is the call's
      "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TOKEN_INVALID",
      "domain": "truc.v1", "metadata": {}}]}
 
-The gateway's own refusals (:class:`GatewayError`) have the same shape.
+The gateway's own refusals (:class:`GatewayError`) have the same shape. Every
+429 (RESOURCE_EXHAUSTED) carries ``Retry-After``, in whole seconds rounded up:
+the ErrorInfo's ``retry_after_ms``, else the status's ``google.rpc.RetryInfo``,
+else 1.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from aiohttp import web
 from google.protobuf import json_format
 from google.rpc import error_details_pb2, status_pb2
 
-from truc_protocol.errors import DOMAIN
+from truc_protocol.errors import DOMAIN, RETRY_AFTER_MS, ServiceError
 from truc_protocol.status import STATUS_DETAILS
-from truc_service.errors import rich_status
+from truc_service.errors import GRPC_CODES, rich_status
 
 __all__ = [
     "DOMAIN",
@@ -33,7 +36,9 @@ __all__ = [
     "bad_request",
     "error_response",
     "http_status_of",
+    "retry_after_seconds",
     "rpc_error_status",
+    "service_error",
     "status_json",
 ]
 
@@ -68,11 +73,13 @@ class GatewayError(Exception):
         code: grpc.StatusCode,
         reason: str,
         message: str,
+        *,
         headers: dict[str, str] | None = None,
+        metadata: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.http_status = http_status
-        self.status = rich_status(code, reason, message, {})
+        self.status = rich_status(code, reason, message, metadata or {})
         self.headers = headers or {}
 
     def response(self) -> web.Response:
@@ -82,6 +89,14 @@ class GatewayError(Exception):
 def bad_request(message: str) -> GatewayError:
     """400 INVALID_ARGUMENT, reason BAD_REQUEST: the services' reason for a malformed request."""
     return GatewayError(400, grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST", message)
+
+
+def service_error(error: ServiceError) -> GatewayError:
+    """A refusal the gateway makes with the protocol's errors (its own limits)."""
+    code = GRPC_CODES[error.code]
+    return GatewayError(
+        HTTP_STATUS[code], code, error.reason, error.message, metadata=error.metadata
+    )
 
 
 def rpc_error_status(error: grpc.aio.AioRpcError) -> status_pb2.Status:
@@ -104,12 +119,19 @@ _BY_NUMBER: Final = {code.value[0]: http for code, http in HTTP_STATUS.items()}
 
 
 def retry_after_seconds(status: status_pb2.Status) -> int | None:
-    """A ``Retry-After`` for an ErrorInfo with ``retry_after_ms`` (RATE_LIMITED)."""
+    """The ``Retry-After`` of a status: its ErrorInfo's ``retry_after_ms``
+    (RATE_LIMITED), else its ``google.rpc.RetryInfo``, in seconds rounded up."""
+    delays: list[float] = []
     for detail in status.details:
         info = error_details_pb2.ErrorInfo()
-        if detail.Unpack(info) and info.metadata.get("retry_after_ms", "").isdigit():
-            return max(1, math.ceil(int(info.metadata["retry_after_ms"]) / 1000))
-    return None
+        retry = error_details_pb2.RetryInfo()
+        if detail.Unpack(info):
+            wait = info.metadata.get(RETRY_AFTER_MS, "")
+            if wait.isascii() and wait.isdigit():
+                return max(1, math.ceil(int(wait) / 1000))
+        elif detail.Unpack(retry):
+            delays.append(retry.retry_delay.ToMilliseconds() / 1000)
+    return max(1, math.ceil(delays[0])) if delays else None
 
 
 def status_json(status: status_pb2.Status) -> str:
@@ -128,13 +150,17 @@ def error_response(
     headers: dict[str, str] | None = None,
 ) -> web.Response:
     """The HTTP answer for a google.rpc.Status: its HTTP status (unless given), a
-    ``Retry-After`` when the ErrorInfo has ``retry_after_ms``, the Status as JSON."""
+    ``Retry-After`` (:func:`retry_after_seconds`; 1 for a 429 without one), the
+    Status as JSON."""
     extra = dict(headers or {})
+    http = http_status or http_status_of(status)
     retry = retry_after_seconds(status)
+    if retry is None and http == 429:
+        retry = 1  # every 429 says when to come back
     if retry is not None:
         extra["Retry-After"] = str(retry)
     return web.Response(
-        status=http_status or http_status_of(status),
+        status=http,
         headers=extra,
         text=status_json(status),
         content_type="application/json",

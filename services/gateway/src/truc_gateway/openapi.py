@@ -235,8 +235,10 @@ def _operation(builder: _Builder, route: Route, path_names: list[str]) -> dict[s
                 "name": "access_token",
                 "in": "query",
                 "required": False,
-                "description": "The bearer token, for clients that cannot set the "
-                "Authorization header (a browser's EventSource); the header wins.",
+                "description": "A stream token (POST /v1/streamTokens: the claim "
+                "scope=stream, a lifetime of at most 300 s), for clients that cannot set "
+                "the Authorization header (a browser's EventSource); the header wins. Any "
+                "other token here is refused: 401 TOKEN_IN_URL, before any call.",
                 "schema": {"type": "string"},
             }
         )

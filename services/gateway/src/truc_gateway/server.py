@@ -5,11 +5,24 @@ Every request goes through :meth:`Gateway.dispatch`: match the route table
 (404 ROUTE_NOT_FOUND, 405 METHOD_NOT_ALLOWED), answer CORS preflights, read the
 body (at most ``TRUC_GATEWAY_MAX_BODY_BYTES``: 413 BODY_TOO_LARGE; JSON only:
 415 UNSUPPORTED_MEDIA_TYPE), transcode it, forward the call with the caller's
-``Authorization`` header as gRPC metadata, and answer with JSON, an error
-(google.rpc.Status JSON) or an SSE stream. A bidirectional RPC (Play) is a
-WebSocket instead (:mod:`truc_gateway.websocket`): the ``GET`` upgrades and the
-session is relayed frame by frame. ``GET /openapi.json`` serves the OpenAPI
-document and ``GET /healthz`` the gateway's own liveness.
+``Authorization`` header and the client's address
+(:mod:`truc_gateway.client_address`) as gRPC metadata, and answer with JSON, an
+error (google.rpc.Status JSON) or an SSE stream. A streaming route also takes
+``?access_token=``, a stream token only (:mod:`truc_gateway.stream_tokens`:
+else 401 TOKEN_IN_URL before any call). SSE streams and WebSockets count
+against ``TRUC_GATEWAY_MAX_STREAMS_PER_ADDRESS`` per client address on this
+replica (past it: 429 RATE_LIMITED with ``Retry-After``, before any call). A
+bidirectional RPC (Play) is a WebSocket instead (:mod:`truc_gateway.websocket`):
+the ``GET`` upgrades and the session is relayed frame by frame. ``GET
+/openapi.json`` serves the OpenAPI document and ``GET /healthz`` the gateway's
+own liveness.
+
+What a client can make the gateway hold is bounded: a request's head
+(:data:`MAX_HEAD_LINE`, :data:`MAX_HEADERS`), its body
+(``TRUC_GATEWAY_MAX_BODY_BYTES``; a WebSocket frame too), a connection without a
+request in progress (``TRUC_GATEWAY_IDLE_SECONDS``: idle keep-alives and slowly
+sent heads are closed), streams and sockets per address; JSON nesting (64
+messages) and values (:mod:`truc_gateway.strict_json`).
 
 Observed through :mod:`truc_telemetry`, as the services are: the series of
 :mod:`truc_gateway.metrics` on ``TRUC_METRICS_PORT``; log lines (JSON unless
@@ -33,10 +46,11 @@ once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import grpc
@@ -45,13 +59,17 @@ from aiohttp.http_exceptions import HttpProcessingError
 from google.protobuf.message import Message
 
 from truc_protocol.balancing import ROUND_ROBIN
+from truc_protocol.errors import ServiceError
+from truc_service.addresses import CLIENT_ADDRESS, counted_as, parse_address
+from truc_service.limits import Concurrency
 from truc_service.process import run_service
 from truc_telemetry import logs, tracing
 from truc_telemetry import metrics as telemetry
 
+from .client_address import ClientAddresses
 from .config import Settings
 from .cors import CorsPolicy
-from .errors import GatewayError, error_response, rpc_error_status
+from .errors import GatewayError, error_response, rpc_error_status, service_error
 from .metrics import (
     HTTP_SECONDS,
     SSE_STREAMS,
@@ -63,6 +81,7 @@ from .metrics import (
 from .openapi import served_document
 from .routes import Route, most_specific, route_table
 from .sse import StreamEnd, relay_stream
+from .stream_tokens import check_url_token
 from .transcode import build_request, message_json
 from .websocket import SessionEnd, SessionLimits, serve_session
 
@@ -79,6 +98,12 @@ Metadata = tuple[tuple[str, str], ...]
 _BUILTIN_ROUTES: Final = {"/openapi.json": "openapi", "/healthz": "healthz"}
 _MAX_REQUEST_ID: Final = 128
 """Longest X-Request-Id kept (the rest is cut off)."""
+MAX_HEAD_LINE: Final = 8190
+MAX_HEADERS: Final = 64
+"""A request's head: its request line (the URL, so the query string: at most a few
+thousand parameters) and each header at most 8190 bytes, at most 64 headers;
+beyond, aiohttp answers 400 before the gateway sees the request. A request's
+body is bounded by ``TRUC_GATEWAY_MAX_BODY_BYTES``."""
 
 
 class Exchange:
@@ -102,6 +127,13 @@ class Gateway:
         self.settings = settings
         self.routes = route_table()
         self.cors = CorsPolicy(settings.cors_origins)
+        self.addresses = ClientAddresses(settings.trusted_proxies)
+        self.stream_limit = Concurrency(
+            per_key=settings.max_streams_per_address,
+            total=0,
+            what="streams (SSE and WebSocket) from this client address",
+        )
+        """SSE streams and WebSockets held open per client address on this replica."""
         self.stopping = asyncio.Event()
         self.open_streams = 0
         self._http = Children(HTTP_SECONDS)
@@ -186,10 +218,11 @@ class Gateway:
         exchange.route = route.method.name
         logs.bind(method=route.method.name)
         _bind_resource(variables)
+        address = self.addresses.of(request)
         if route.websocket:
-            return await self._session(request, route, variables)
+            return await self._session(request, route, variables, address)
         body = await self._body(request, route)
-        metadata = self._metadata(request, route)
+        metadata = self._metadata(request, route, address)
         message = build_request(
             route, variables, request.query.items(), body, request.headers.get("Last-Event-ID")
         )
@@ -197,11 +230,12 @@ class Gateway:
             request_id = getattr(message, "request_id", None)
             if request_id:
                 logs.bind(request_id=request_id)
-        if tracing.tracer is None:
-            return await self._forward(request, exchange, route, message, metadata, span=None)
-        with tracing.call_span(route.service, route.method.name) as span:
-            traced = (*metadata, *tracing.outgoing())
-            return await self._forward(request, exchange, route, message, traced, span=span)
+        with self._holding(address) if route.streaming else contextlib.nullcontext():
+            if tracing.tracer is None:
+                return await self._forward(request, exchange, route, message, metadata, span=None)
+            with tracing.call_span(route.service, route.method.name) as span:
+                traced = (*metadata, *tracing.outgoing())
+                return await self._forward(request, exchange, route, message, traced, span=span)
 
     async def _forward(
         self,
@@ -266,14 +300,32 @@ class Gateway:
             gauge.dec()
 
     async def _session(
-        self, request: web.Request, route: Route, variables: dict[str, str]
+        self, request: web.Request, route: Route, variables: dict[str, str], address: str
     ) -> web.StreamResponse:
         """A WebSocket session: the upgrade, then the frames relayed both ways."""
         [name] = variables.values()  # the template's one variable: the game's name
-        if tracing.tracer is None:
-            return await self._relay_session(request, route, name, (), span=None)
-        with tracing.call_span(route.service, route.method.name) as span:
-            return await self._relay_session(request, route, name, tracing.outgoing(), span=span)
+        extra: Metadata = ((CLIENT_ADDRESS, address),)
+        with self._holding(address):
+            if tracing.tracer is None:
+                return await self._relay_session(request, route, name, extra, span=None)
+            with tracing.call_span(route.service, route.method.name) as span:
+                traced = (*extra, *tracing.outgoing())
+                return await self._relay_session(request, route, name, traced, span=span)
+
+    @contextlib.contextmanager
+    def _holding(self, address: str) -> Iterator[None]:
+        """One of the client address's streams (SSE or WebSocket) while the block
+        runs; 429 RATE_LIMITED if the address (an IPv6 one: its /64) holds its
+        limit already."""
+        key = counted_as(parse_address(address))
+        try:
+            self.stream_limit.acquire(key)
+        except ServiceError as error:
+            raise service_error(error) from None
+        try:
+            yield
+        finally:
+            self.stream_limit.release(key)
 
     async def _relay_session(
         self,
@@ -367,10 +419,13 @@ class Gateway:
             )
         return body
 
-    def _metadata(self, request: web.Request, route: Route) -> Metadata:
+    def _metadata(self, request: web.Request, route: Route, address: str) -> Metadata:
+        """The call's metadata: the client's address, and the caller's token from the
+        ``Authorization`` header or (streaming routes) a stream token in the URL."""
+        client: Metadata = ((CLIENT_ADDRESS, address),)
         authorization = request.headers.get("Authorization")
-        token = request.query.get("access_token")
-        if token is not None and not route.streaming:
+        tokens = request.query.getall("access_token", ())
+        if tokens and not route.streaming:
             raise GatewayError(
                 400,
                 grpc.StatusCode.INVALID_ARGUMENT,
@@ -378,10 +433,16 @@ class Gateway:
                 "access_token is accepted by the streaming (:watch) routes only, for "
                 "EventSource; send the Authorization header",
             )
-        if authorization is None and token is not None:
-            authorization = "Bearer " + token
+        if len(tokens) > 1:
+            raise GatewayError(
+                400, grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST", "access_token is given twice"
+            )
+        for token in tokens:  # checked even beside a header: it is in the URL all the same
+            check_url_token(token)
+            if authorization is None:
+                authorization = "Bearer " + token
         if authorization is None:
-            return ()
+            return client
         if not (authorization.isascii() and authorization.isprintable()):
             raise GatewayError(
                 401,
@@ -389,7 +450,7 @@ class Gateway:
                 "TOKEN_INVALID",
                 "the Authorization header must be printable ASCII",
             )
-        return (("authorization", authorization),)
+        return (*client, ("authorization", authorization))
 
     # ------------------------------------------------------------------ hooks
 
@@ -494,7 +555,13 @@ class GatewayProcess:
         self.settings = settings
         self.gateway = Gateway(settings)
         self._runner = web.AppRunner(
-            self.gateway.application(), handler_cancellation=True, access_log=None
+            self.gateway.application(),
+            handler_cancellation=True,
+            access_log=None,
+            keepalive_timeout=settings.idle_seconds,
+            max_line_size=MAX_HEAD_LINE,
+            max_field_size=MAX_HEAD_LINE,
+            max_headers=MAX_HEADERS,
         )
         self._stop_metrics: Callable[[], None] | None = None
 

@@ -8,14 +8,18 @@ A request message is assembled in this order, each step overriding the last:
    empty body is ``{}``; a route without a body refuses one;
 2. query parameters, for fields the path and the body do not bind: dotted field
    paths (proto or JSON names), scalar and enum fields only, repeated by
-   repeating the parameter; ``access_token`` is reserved (see
-   :mod:`truc_gateway.server`);
+   repeating the parameter; ``access_token`` is reserved (a stream token, on
+   the streaming routes only: :mod:`truc_gateway.stream_tokens`);
 3. the path template's variables;
 4. for a streaming route with a resume field: ``Last-Event-ID``.
 
-Anything malformed (not JSON, not an object, an unknown field or parameter, a
-wrong type) is 400 INVALID_ARGUMENT with reason BAD_REQUEST: unknown fields are
-refused, not ignored, so that a misspelt field never silently means its default.
+Every step reads its values strictly (:mod:`truc_gateway.strict_json`: an enum
+is its name or a defined number as a JSON integer, never ``3.7``; an integer has
+no fraction), the WebSocket session's frames too. Anything malformed (not JSON,
+not an object, an unknown field or parameter, a wrong type) is 400
+INVALID_ARGUMENT with reason BAD_REQUEST and a message naming the field
+(``body: action.playCard.suit: ...``): unknown fields are refused, not ignored,
+so that a misspelt field never silently means its default.
 """
 
 from __future__ import annotations
@@ -30,13 +34,12 @@ from google.protobuf.message import Message
 
 from .errors import bad_request
 from .routes import Route, field_path
+from .strict_json import ENUM_NUMBER, JsonError, parse_into
 
 __all__ = ["RESERVED_QUERY", "build_request", "message_dict", "message_json"]
 
 RESERVED_QUERY: Final = frozenset({"access_token"})
 """Query parameters that are not request fields."""
-
-_MAX_DEPTH: Final = 64
 
 
 def build_request(
@@ -115,7 +118,9 @@ def _scalar(field: FieldDescriptor, key: str, value: str) -> object:
         if value not in ("true", "false"):
             raise bad_request(f"query parameter {key!r}: true or false, not {value!r}")
         return value == "true"
-    return value  # json_format reads numbers, enums (by name or number) and bytes from strings
+    if field.enum_type is not None and ENUM_NUMBER.fullmatch(value):
+        return int(value)  # a query has no JSON numbers: an enum's number is its digits
+    return value  # strict_json reads integers from digits; names, strings and bytes as given
 
 
 def _put(tree: dict[str, Any], names: list[str], value: object, repeated: bool) -> None:
@@ -137,8 +142,6 @@ def _merge(message: Message, fields: dict[str, Any], where: str) -> None:
     if not fields:
         return
     try:
-        json_format.ParseDict(fields, message, max_recursion_depth=_MAX_DEPTH)
-    except json_format.ParseError as error:
-        raise bad_request(f"{where}: {error}") from None
-    except (ValueError, TypeError, OverflowError, RecursionError) as error:
+        parse_into(fields, message)
+    except JsonError as error:
         raise bad_request(f"{where}: {error}") from None

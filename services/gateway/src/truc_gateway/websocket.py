@@ -87,7 +87,6 @@ from typing import Any, Final, cast
 
 import grpc
 from aiohttp import WSMsgType, web
-from google.protobuf import json_format
 from google.rpc import error_details_pb2, status_pb2
 from truc.v1 import game_service_pb2
 
@@ -97,6 +96,7 @@ from .cors import CorsPolicy
 from .errors import GatewayError, bad_request, http_status_of, rpc_error_status, status_json
 from .metrics import WS_CLOSES, WS_FRAMES, WS_SESSIONS
 from .routes import Route
+from .strict_json import JsonError, parse_into
 from .transcode import message_json
 
 __all__ = [
@@ -128,7 +128,6 @@ OPEN_TIMEOUT_HTTP: Final = 408
 RACE_SECONDS: Final = 0.25
 """After an ``open`` whose write met the stream's end: how long the second stream
 may take to end on its own before the open is written to it."""
-_MAX_DEPTH: Final = 64
 _MAX_REQUEST_ID: Final = 64
 _MAX_CLOSE_REASON: Final = 123
 """The longest close reason a close frame carries (bytes)."""
@@ -584,9 +583,9 @@ def _play_request(decoded: Any) -> game_service_pb2.PlayRequest:
         raise _FrameError("a frame must be a JSON object")
     request = game_service_pb2.PlayRequest()
     try:
-        json_format.ParseDict(decoded, request, max_recursion_depth=_MAX_DEPTH)
-    except (json_format.ParseError, ValueError, TypeError, OverflowError, RecursionError) as e:
-        raise _FrameError(str(e)) from None
+        parse_into(decoded, request)  # strictly, as REST bodies (truc_gateway.strict_json)
+    except JsonError as error:
+        raise _FrameError(str(error)) from None
     return request
 
 
