@@ -29,7 +29,7 @@ from typing import Final
 
 import jwt
 
-from truc_protocol.errors import Unauthenticated
+from truc_protocol.errors import PermissionDenied, Unauthenticated
 from truc_protocol.identifiers import PLAYER_ID_ALPHABET, valid_player_id
 from truc_protocol.tokens import STREAM_SCOPE, issue_token
 
@@ -39,9 +39,13 @@ __all__ = [
     "CLOCK_SKEW",
     "MAX_LIFETIME",
     "STREAM_SCOPE",
+    "STREAM_TOKEN_WATCH_ONLY",
     "Identity",
     "TokenVerifier",
     "bearer_token",
+    "checked_expiry",
+    "checked_player",
+    "full_token",
     "issue_token",
 ]
 
@@ -50,6 +54,8 @@ MAX_LIFETIME: Final = 30 * 86400
 """The default longest a token may still be valid, in seconds (30 days)."""
 CLOCK_SKEW: Final = 60
 """How far in the future a token's ``iat`` may be (the issuer's clock ahead of ours)."""
+STREAM_TOKEN_WATCH_ONLY: Final = "STREAM_TOKEN_WATCH_ONLY"
+"""PERMISSION_DENIED: a stream token sent to another RPC than a watch stream."""
 CACHE_LIMIT: Final = 20_000
 """Verified tokens remembered (then forgotten all at once): about 0.5 KB each, so
 some 10 MB at most; a token seen again costs a dictionary lookup instead of an
@@ -137,26 +143,15 @@ class TokenVerifier:
     def _identity(self, claims: dict[str, object], now: float) -> Identity:
         """Who verified ``claims`` name, or TOKEN_INVALID saying which claim is wrong."""
         player, role, scope = claims["sub"], claims.get("role", "player"), claims.get("scope")
-        expires, issued = claims["exp"], claims.get("iat")
-        if not isinstance(player, str) or not valid_player_id(player):
-            raise Unauthenticated(
-                "TOKEN_INVALID",
-                f"the token's sub must be a player id: 1-128 of {PLAYER_ID_ALPHABET}",
-            )
+        issued = claims.get("iat")
+        player = checked_player(player)
         if role not in ("player", "lobby", "spectator"):
             raise Unauthenticated("TOKEN_INVALID", f"unknown role {str(role)[:40]!r}")
         if scope is not None and scope != STREAM_SCOPE:
             raise Unauthenticated(
                 "TOKEN_INVALID", f"unknown scope {str(scope)[:40]!r} (only {STREAM_SCOPE!r})"
             )
-        if not isinstance(expires, int | float) or isinstance(expires, bool):
-            raise Unauthenticated("TOKEN_INVALID", "the token's exp must be a number")
-        if expires - now > self._max_lifetime:
-            raise Unauthenticated(
-                "TOKEN_INVALID",
-                f"the token is valid for too long: it expires in more than "
-                f"{self._max_lifetime:.0f} s (the longest a token may be valid)",
-            )
+        expires = checked_expiry(claims["exp"], now, self._max_lifetime)
         if issued is not None:
             if not isinstance(issued, int | float) or isinstance(issued, bool):
                 raise Unauthenticated("TOKEN_INVALID", "the token's iat must be a number")
@@ -164,4 +159,40 @@ class TokenVerifier:
                 raise Unauthenticated(
                     "TOKEN_INVALID", f"the token was issued in the future (iat {issued:g})"
                 )
-        return Identity(player, role, float(expires), stream_only=scope == STREAM_SCOPE)
+        return Identity(player, str(role), expires, stream_only=scope == STREAM_SCOPE)
+
+
+def checked_player(player: object) -> str:
+    """A token's ``sub`` if it is a player id of the safe alphabet, else TOKEN_INVALID."""
+    if not isinstance(player, str) or not valid_player_id(player):
+        raise Unauthenticated(
+            "TOKEN_INVALID",
+            f"the token's sub must be a player id: 1-128 of {PLAYER_ID_ALPHABET}",
+        )
+    return player
+
+
+def checked_expiry(expires: object, now: float, max_lifetime: float) -> float:
+    """A token's ``exp``, if it is a number at most ``max_lifetime`` seconds
+    after ``now`` (``TRUC_MAX_TOKEN_SECONDS``), else TOKEN_INVALID."""
+    if not isinstance(expires, int | float) or isinstance(expires, bool):
+        raise Unauthenticated("TOKEN_INVALID", "the token's exp must be a number")
+    if expires - now > max_lifetime:
+        raise Unauthenticated(
+            "TOKEN_INVALID",
+            f"the token is valid for too long: it expires in more than "
+            f"{max_lifetime:.0f} s (the longest a token may be valid, TRUC_MAX_TOKEN_SECONDS)",
+        )
+    return float(expires)
+
+
+def full_token(identity: Identity, what: str) -> Identity:
+    """``identity``, unless it is a stream token's (:attr:`Identity.stream_only`):
+    PERMISSION_DENIED ``STREAM_TOKEN_WATCH_ONLY``, naming the watch streams it
+    does open (``what``) and asking for the player's own token."""
+    if identity.stream_only:
+        raise PermissionDenied(
+            STREAM_TOKEN_WATCH_ONLY,
+            f"a stream token opens {what} only: send the player's own token",
+        )
+    return identity

@@ -30,10 +30,9 @@ from truc_protocol.convert import (
     view_to_proto,
     watch_events_bytes,
 )
-from truc_protocol.errors import PermissionDenied
 from truc_rules.registry import deck_of, rule_set_of, seat_count
 from truc_service.guard import Context, bearer, guarded, guarded_stream, lenient, require
-from truc_service.tokens import Identity, TokenVerifier
+from truc_service.tokens import Identity, TokenVerifier, full_token
 from truc_telemetry import logs
 
 from .fanout import PublicViews
@@ -102,12 +101,7 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
         ``STREAM_TOKEN_WATCH_ONLY``."""
         identity = self._verifier.verify(bearer(context))
         logs.bind(player=identity.player)
-        if identity.stream_only and not stream:
-            raise PermissionDenied(
-                "STREAM_TOKEN_WATCH_ONLY",
-                "a stream token only opens WatchGame streams; use the player's token",
-            )
-        return identity
+        return identity if stream else full_token(identity, "WatchGame streams")
 
     @staticmethod
     def _view(seat_view: SeatView) -> game_pb2.GameView:
