@@ -55,26 +55,34 @@ class LobbyLimits:
         self.limits = limits
 
     @store_call
-    async def _over(self, key: str, rate: RateLimit) -> int | None:
-        return await count(self._redis, key, rate)
+    async def _count(self, key: str, rate: RateLimit, what: str) -> None:
+        """One more call under ``key``; RATE_LIMITED (naming ``what``) past ``rate``."""
+        wait = await count(self._redis, key, rate)
+        if wait is not None:
+            raise rate_limited(wait, what)
 
     async def guest_sign_in(self, address: str) -> None:
         """One more guest sign-in from ``address`` (a counted client address)."""
-        wait = await self._over(f"{_RATE}:signin:{address}", self.limits.signins_per_address)
-        if wait is not None:
-            raise rate_limited(wait, "guest sign-ins from this address")
-        wait = await self._over(f"{_RATE}:signin", self.limits.signins_total)
-        if wait is not None:
-            raise rate_limited(wait, "guest sign-ins")
+        limits = self.limits
+        await self._count(
+            f"{_RATE}:signin:{address}",
+            limits.signins_per_address,
+            "guest sign-ins from this address",
+        )
+        await self._count(f"{_RATE}:signin", limits.signins_total, "guest sign-ins")
 
     async def ticket(self, player: str) -> None:
         """One more ticket created by ``player``."""
-        wait = await self._over(f"{_RATE}:ticket:{player}", self.limits.tickets_per_player)
-        if wait is not None:
-            raise rate_limited(wait, "tickets created by this player")
+        await self._count(
+            f"{_RATE}:ticket:{player}",
+            self.limits.tickets_per_player,
+            "tickets created by this player",
+        )
 
     async def stream_token(self, player: str) -> None:
         """One more stream token for ``player``."""
-        wait = await self._over(f"{_RATE}:stream:{player}", self.limits.stream_tokens_per_player)
-        if wait is not None:
-            raise rate_limited(wait, "stream tokens for this player")
+        await self._count(
+            f"{_RATE}:stream:{player}",
+            self.limits.stream_tokens_per_player,
+            "stream tokens for this player",
+        )
