@@ -2,8 +2,10 @@
 
 The game service checks ``sub`` (the player), ``role`` (``player``, ``lobby``,
 ``spectator``), ``scope`` (absent, or ``stream``: a short-lived stream token,
-:data:`STREAM_SCOPE`), ``iss`` ``truc-lobby``, ``aud`` ``truc-game``, ``iat``
-and ``exp`` (verification: :class:`truc_service.tokens.TokenVerifier`).
+:data:`STREAM_SCOPE`), ``name`` (optional: the display name), ``game``
+(optional, spectators only: the one game a spectator grant opens), ``iss``
+``truc-lobby``, ``aud`` ``truc-game``, ``iat`` and ``exp`` (verification:
+:class:`truc_service.tokens.TokenVerifier`).
 :func:`issue_token` signs one with the standard library, for whoever holds the
 key: the tests, the benchmarks, and the ``truc`` command's own games (``truc
 scenario --via`` creates its game and acts for every seat, as the lobby
@@ -51,9 +53,14 @@ def issue_token(
     audience: str | list[str] = "truc-game",
     now: float | None = None,
     scope: str | None = None,
+    name: str | None = None,
+    game: str | None = None,
 ) -> str:
     """A signed HS256 token for ``player`` with ``role`` (``player``, ``lobby``,
-    ``spectator``) and, if given, ``scope`` (:data:`STREAM_SCOPE` for a stream token)."""
+    ``spectator``) and, if given, ``scope`` (:data:`STREAM_SCOPE` for a stream
+    token), ``name`` (the player's display name,
+    :mod:`truc_protocol.display_names`) and ``game`` (a spectator grant's one
+    game, ``"games/{game}"``)."""
     issued = time.time() if now is None else now
     claims: dict[str, object] = {
         "sub": player,
@@ -65,6 +72,10 @@ def issue_token(
     }
     if scope is not None:
         claims["scope"] = scope
+    if name is not None:
+        claims["name"] = name
+    if game is not None:
+        claims["game"] = game
     signing_input = f"{_HEADER}.{_segment(claims)}"
     signature = hmac.new(secret.encode("utf-8"), signing_input.encode("ascii"), hashlib.sha256)
     return f"{signing_input}.{_b64(signature.digest())}"

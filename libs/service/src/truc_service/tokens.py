@@ -3,11 +3,14 @@
 Claims: ``sub`` (the player id, of the safe alphabet:
 :func:`truc_protocol.identifiers.valid_player_id`), ``exp`` (required), ``iss``
 and ``aud`` (checked against the settings), an optional ``role``: ``"lobby"``
-may create games, ``"spectator"`` may watch any game's public view; and an
-optional ``scope``: ``"stream"`` marks a short-lived stream token (for a URL,
-such as an SSE stream's, where proxies log it): :attr:`Identity.stream_only`,
-and each service decides where such a token is enough. Every refusal is
-UNAUTHENTICATED ``TOKEN_INVALID`` (``TOKEN_EXPIRED`` once ``exp`` has passed):
+may create games, ``"spectator"`` may watch a game's public view (the one
+game its ``game`` claim names, for a grant from the lobby's
+CreateSpectatorGrant; any game without one); an optional ``name`` (the
+player's display name); and an optional ``scope``: ``"stream"`` marks a
+short-lived stream token (for a URL, such as an SSE stream's, where proxies
+log it): :attr:`Identity.stream_only`, and each service decides where such a
+token is enough. Every refusal is UNAUTHENTICATED ``TOKEN_INVALID``
+(``TOKEN_EXPIRED`` once ``exp`` has passed):
 
 * a ``sub`` that is not a player id, an unknown ``role`` or ``scope``;
 * an ``exp`` more than ``max_lifetime`` seconds ahead (default
@@ -23,12 +26,14 @@ lifetime only shrinks). Signing is the protocol's
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Final
 
 import jwt
 
+from truc_protocol.display_names import display_name_problem, normalized_display_name
 from truc_protocol.errors import PermissionDenied, Unauthenticated
 from truc_protocol.identifiers import PLAYER_ID_ALPHABET, valid_player_id
 from truc_protocol.tokens import STREAM_SCOPE, issue_token
@@ -43,13 +48,16 @@ __all__ = [
     "Identity",
     "TokenVerifier",
     "bearer_token",
+    "checked_display_name",
     "checked_expiry",
+    "checked_game",
     "checked_player",
     "full_token",
     "issue_token",
 ]
 
 ALGORITHM: Final = "HS256"
+_GAME_NAME: Final = re.compile(r"games/[A-Za-z0-9_-]{1,64}")
 MAX_LIFETIME: Final = 30 * 86400
 """The default longest a token may still be valid, in seconds (30 days)."""
 CLOCK_SKEW: Final = 60
@@ -72,6 +80,14 @@ class Identity:
     stream_only: bool = False
     """A stream token (claim ``scope`` = ``"stream"``): short-lived, for stream
     URLs; the services accept it where they say so only."""
+    display_name: str = ""
+    """The claim ``name``: the player's display name (checked by
+    :func:`truc_protocol.display_names.display_name_problem`); empty when the
+    token has none."""
+    game: str | None = None
+    """The claim ``game`` of a spectator grant (role ``spectator`` only):
+    ``"games/{game}"``, the one game the token may watch and replay. None: any
+    game (a spectator token without the claim) or not a spectator."""
 
 
 def bearer_token(header: str | None) -> str:
@@ -159,7 +175,41 @@ class TokenVerifier:
                 raise Unauthenticated(
                     "TOKEN_INVALID", f"the token was issued in the future (iat {issued:g})"
                 )
-        return Identity(player, str(role), expires, stream_only=scope == STREAM_SCOPE)
+        return Identity(
+            player,
+            str(role),
+            expires,
+            stream_only=scope == STREAM_SCOPE,
+            display_name=checked_display_name(claims.get("name")),
+            game=checked_game(claims.get("game"), str(role)),
+        )
+
+
+def checked_display_name(name: object) -> str:
+    """A token's ``name`` claim (absent: ``""``) if it is a display name as
+    stored (normalized, valid), else TOKEN_INVALID."""
+    if name is None:
+        return ""
+    if not isinstance(name, str):
+        raise Unauthenticated("TOKEN_INVALID", "the token's name must be a string")
+    problem = display_name_problem(name)
+    if problem is None and normalized_display_name(name) != name:
+        problem = "a display name is stored in NFC, without surrounding white space"
+    if problem is not None:
+        raise Unauthenticated("TOKEN_INVALID", f"the token's name: {problem}")
+    return name
+
+
+def checked_game(game: object, role: str) -> str | None:
+    """A token's ``game`` claim (absent: None) if it is ``"games/{game}"`` on a
+    spectator's token, else TOKEN_INVALID."""
+    if game is None:
+        return None
+    if role != "spectator":
+        raise Unauthenticated("TOKEN_INVALID", "only a spectator's token may name a game")
+    if not isinstance(game, str) or _GAME_NAME.fullmatch(game) is None:
+        raise Unauthenticated("TOKEN_INVALID", "the token's game must be 'games/{game}'")
+    return game
 
 
 def checked_player(player: object) -> str:

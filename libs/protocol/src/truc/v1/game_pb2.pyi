@@ -994,6 +994,7 @@ class SeatInfo(_message.Message):
     SHOWN_FIELD_NUMBER: _builtins.int
     GOVERNOR_FIELD_NUMBER: _builtins.int
     ABSENT_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     team: Global___Team.ValueType
     captain: _builtins.bool
@@ -1011,6 +1012,12 @@ class SeatInfo(_message.Message):
     gets the short deadline TRUC_ABSENT_TURN_MS. It clears when the player
     acts (any accepted action of theirs).
     """
+    display_name: _builtins.str
+    """What the seat's player is called at the table (their sign-in's display
+    name: any script, 1-32 characters, no control or bidirectional
+    characters); empty when the game was created without names. A bot's seat
+    reads "Bot" and its seat number.
+    """
     @_builtins.property
     def shown(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.Card]:
         """Cards it still holds that a showdown revealed."""
@@ -1026,10 +1033,11 @@ class SeatInfo(_message.Message):
         shown: _abc.Iterable[_cards_pb2.Card] | None = ...,
         governor: _builtins.bool = ...,
         absent: _builtins.bool = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "captain", b"captain", "governor", b"governor", "hand_size", b"hand_size", "player", b"player", "seat", b"seat", "shown", b"shown", "team", b"team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "captain", b"captain", "display_name", b"display_name", "governor", b"governor", "hand_size", b"hand_size", "player", b"player", "seat", b"seat", "shown", b"shown", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1087,6 +1095,8 @@ class GameView(_message.Message):
     INSTRUCTION_FIELD_NUMBER: _builtins.int
     MON_RESTE_FIELD_NUMBER: _builtins.int
     REDEAL_PROPOSED_FIELD_NUMBER: _builtins.int
+    LEGAL_MOVES_FIELD_NUMBER: _builtins.int
+    LEGAL_MESSAGES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The game's resource name, "games/{game}"."""
     seat: _builtins.int
@@ -1143,11 +1153,17 @@ class GameView(_message.Message):
     """
     @_builtins.property
     def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
-        """The viewer's legal actions now (signals and directives included)."""
+        """The viewer's legal actions now: legal_moves and legal_messages together
+        (kept for clients that predate the split; a new client shows the two
+        apart).
+        """
 
     @_builtins.property
     def scores(self) -> Global___Score:
-        """The current manche's scores."""
+        """The current manche's scores. Once the match is finished: the last
+        manche's final scores (its history entry's), not the 0-0 of a manche
+        that will not be played.
+        """
 
     @_builtins.property
     def manches(self) -> Global___Score:
@@ -1209,6 +1225,19 @@ class GameView(_message.Message):
     def governors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """partnership_truc: this hand's governors, the dealer and eldest."""
 
+    @_builtins.property
+    def legal_moves(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
+        """The viewer's legal moves now: cards, calls, answers, cuts, draws (no
+        signal or directive). Empty when the viewer is not to act (to_act is
+        another seat, or nobody), so a client may draw one button per entry.
+        """
+
+    @_builtins.property
+    def legal_messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
+        """The team messages (signals and directives) the viewer may send now, on
+        their turn or not: a client shows them in their own panel.
+        """
+
     def __init__(
         self,
         *,
@@ -1256,10 +1285,12 @@ class GameView(_message.Message):
         instruction: Global___Directive.ValueType = ...,
         mon_reste: _builtins.bool = ...,
         redeal_proposed: _builtins.bool = ...,
+        legal_moves: _abc.Iterable[Global___Action] | None = ...,
+        legal_messages: _abc.Iterable[Global___Action] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_embit_value", b"_embit_value", "_flor_value", b"_flor_value", "_seat", b"_seat", "_to_act", b"_to_act", "current_trick", b"current_trick", "deadline", b"deadline", "embit", b"embit", "embit_value", b"embit_value", "flor_value", b"flor_value", "manches", b"manches", "options", b"options", "scores", b"scores", "seat", b"seat", "to_act", b"to_act", "truc_call", b"truc_call"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_embit_value", b"_embit_value", "_flor_value", b"_flor_value", "_seat", b"_seat", "_to_act", b"_to_act", "belle", b"belle", "current_trick", b"current_trick", "deadline", b"deadline", "dealer", b"dealer", "dealt", b"dealt", "draws", b"draws", "eldest", b"eldest", "embit", b"embit", "embit_value", b"embit_value", "espintou", b"espintou", "etag", b"etag", "events", b"events", "finished", b"finished", "flor_value", b"flor_value", "flors", b"flors", "governors", b"governors", "hand", b"hand", "hand_decided", b"hand_decided", "hand_number", b"hand_number", "hand_winner", b"hand_winner", "hands_played", b"hands_played", "history", b"history", "instruction", b"instruction", "last_raiser", b"last_raiser", "legal_actions", b"legal_actions", "manches", b"manches", "mon_reste", b"mon_reste", "name", b"name", "options", b"options", "phase", b"phase", "prompt", b"prompt", "redeal_proposed", b"redeal_proposed", "rule_set", b"rule_set", "scores", b"scores", "seat", b"seat", "seat_count", b"seat_count", "seats", b"seats", "signals", b"signals", "stake", b"stake", "stake_call", b"stake_call", "to_act", b"to_act", "tricks", b"tricks", "truc_call", b"truc_call", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_embit_value", b"_embit_value", "_flor_value", b"_flor_value", "_seat", b"_seat", "_to_act", b"_to_act", "belle", b"belle", "current_trick", b"current_trick", "deadline", b"deadline", "dealer", b"dealer", "dealt", b"dealt", "draws", b"draws", "eldest", b"eldest", "embit", b"embit", "embit_value", b"embit_value", "espintou", b"espintou", "etag", b"etag", "events", b"events", "finished", b"finished", "flor_value", b"flor_value", "flors", b"flors", "governors", b"governors", "hand", b"hand", "hand_decided", b"hand_decided", "hand_number", b"hand_number", "hand_winner", b"hand_winner", "hands_played", b"hands_played", "history", b"history", "instruction", b"instruction", "last_raiser", b"last_raiser", "legal_actions", b"legal_actions", "legal_messages", b"legal_messages", "legal_moves", b"legal_moves", "manches", b"manches", "mon_reste", b"mon_reste", "name", b"name", "options", b"options", "phase", b"phase", "prompt", b"prompt", "redeal_proposed", b"redeal_proposed", "rule_set", b"rule_set", "scores", b"scores", "seat", b"seat", "seat_count", b"seat_count", "seats", b"seats", "signals", b"signals", "stake", b"stake", "stake_call", b"stake_call", "to_act", b"to_act", "tricks", b"tricks", "truc_call", b"truc_call", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__embit_value: _TypeAlias = _typing.Literal["embit_value"]  # noqa: Y015
     _WhichOneofArgType__embit_value: _TypeAlias = _typing.Literal["_embit_value", b"_embit_value"]  # noqa: Y015

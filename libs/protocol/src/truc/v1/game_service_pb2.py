@@ -27,7 +27,7 @@ from truc.v1 import cards_pb2 as truc_dot_v1_dot_cards__pb2
 from truc.v1 import game_pb2 as truc_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atruc/v1/game_service.proto\x12\x07truc.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x13truc/v1/cards.proto\x1a\x12truc/v1/game.proto\"\xa7\x02\n\x11\x43reateGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x03(\t\x12%\n\x07options\x18\x03 \x01(\x0b\x32\x14.truc.v1.RuleOptions\x12\x14\n\x0cturn_seconds\x18\x04 \x01(\x05\x12\x13\n\x06\x64\x65\x61ler\x18\x05 \x01(\x05H\x00\x88\x01\x01\x12\"\n\x0b\x66ixed_deals\x18\x06 \x03(\x0b\x32\r.truc.v1.Deal\x12$\n\x0cstart_scores\x18\x07 \x01(\x0b\x32\x0e.truc.v1.Score\x12%\n\rstart_manches\x18\x08 \x01(\x0b\x32\x0e.truc.v1.Score\x12\"\n\x0b\x66ixed_draws\x18\t \x03(\x0b\x32\r.truc.v1.CardB\t\n\x07_dealer\"C\n\x12\x43reateGameResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1f\n\x04game\x18\x02 \x01(\x0b\x32\x11.truc.v1.GameView\"\x1e\n\x0eGetGameRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"2\n\x0fGetGameResponse\x12\x1f\n\x04game\x18\x01 \x01(\x0b\x32\x11.truc.v1.GameView\"\x94\x01\n\x13SubmitActionRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1f\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x0f.truc.v1.Action\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12,\n\rresponse_view\x18\x05 \x01(\x0e\x32\x15.truc.v1.ResponseView\"W\n\x14SubmitActionResponse\x12\x1f\n\x04game\x18\x01 \x01(\x0b\x32\x11.truc.v1.GameView\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.truc.v1.Event\"e\n\x10WatchGameRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rafter_version\x18\x02 \x01(\x03\x12,\n\rresponse_view\x18\x03 \x01(\x0e\x32\x15.truc.v1.ResponseView\"e\n\x11WatchGameResponse\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.truc.v1.Event\x12\x1f\n\x04game\x18\x03 \x01(\x0b\x32\x11.truc.v1.GameView\"e\n\x0bPlayRequest\x12$\n\x04open\x18\x01 \x01(\x0b\x32\x14.truc.v1.OpenSessionH\x00\x12(\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x16.truc.v1.SessionActionH\x00\x42\x06\n\x04kind\"`\n\x0bOpenSession\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rafter_version\x18\x02 \x01(\x03\x12,\n\rresponse_view\x18\x03 \x01(\x0e\x32\x15.truc.v1.ResponseView\"R\n\rSessionAction\x12\x1f\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Action\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"\xc5\x01\n\x0cPlayResponse\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x14\n\x0c\x66rom_version\x18\x02 \x01(\x03\x12\x1e\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x0e.truc.v1.Event\x12\x1f\n\x04game\x18\x04 \x01(\x0b\x32\x11.truc.v1.GameView\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\'\n\x07refused\x18\x06 \x01(\x0b\x32\x16.truc.v1.ActionRefused\x12\x10\n\x08repeated\x18\x07 \x01(\x08\"\xa7\x01\n\rActionRefused\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x36\n\x08metadata\x18\x04 \x03(\x0b\x32$.truc.v1.ActionRefused.MetadataEntry\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01*`\n\x0cResponseView\x12\x1d\n\x19RESPONSE_VIEW_UNSPECIFIED\x10\x00\x12\x16\n\x12RESPONSE_VIEW_FULL\x10\x01\x12\x19\n\x15RESPONSE_VIEW_MINIMAL\x10\x02\x32\xde\x03\n\x0bGameService\x12[\n\nCreateGame\x12\x1a.truc.v1.CreateGameRequest\x1a\x1b.truc.v1.CreateGameResponse\"\x14\x82\xd3\xe4\x93\x02\x0e\"\t/v1/games:\x01*\x12X\n\x07GetGame\x12\x17.truc.v1.GetGameRequest\x1a\x18.truc.v1.GetGameResponse\"\x1a\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/{name=games/*}\x12w\n\x0cSubmitAction\x12\x1c.truc.v1.SubmitActionRequest\x1a\x1d.truc.v1.SubmitActionResponse\"*\x82\xd3\xe4\x93\x02$\"\x1f/v1/{name=games/*}:submitAction:\x01*\x12\x66\n\tWatchGame\x12\x19.truc.v1.WatchGameRequest\x1a\x1a.truc.v1.WatchGameResponse\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/v1/{name=games/*}:watch0\x01\x12\x37\n\x04Play\x12\x14.truc.v1.PlayRequest\x1a\x15.truc.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atruc/v1/game_service.proto\x12\x07truc.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x13truc/v1/cards.proto\x1a\x12truc/v1/game.proto\"\xbe\x02\n\x11\x43reateGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x03(\t\x12%\n\x07options\x18\x03 \x01(\x0b\x32\x14.truc.v1.RuleOptions\x12\x14\n\x0cturn_seconds\x18\x04 \x01(\x05\x12\x13\n\x06\x64\x65\x61ler\x18\x05 \x01(\x05H\x00\x88\x01\x01\x12\"\n\x0b\x66ixed_deals\x18\x06 \x03(\x0b\x32\r.truc.v1.Deal\x12$\n\x0cstart_scores\x18\x07 \x01(\x0b\x32\x0e.truc.v1.Score\x12%\n\rstart_manches\x18\x08 \x01(\x0b\x32\x0e.truc.v1.Score\x12\"\n\x0b\x66ixed_draws\x18\t \x03(\x0b\x32\r.truc.v1.Card\x12\x15\n\rdisplay_names\x18\n \x03(\tB\t\n\x07_dealer\"\x8b\x01\n\x10GetReplayRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12\x14\n\x0c\x61s_spectator\x18\x04 \x01(\x08\x12,\n\rresponse_view\x18\x05 \x01(\x0e\x32\x15.truc.v1.ResponseView\"^\n\nReplayStep\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.truc.v1.Event\x12\x1f\n\x04game\x18\x03 \x01(\x0b\x32\x11.truc.v1.GameView\"z\n\x11GetReplayResponse\x12\"\n\x05steps\x18\x01 \x03(\x0b\x32\x13.truc.v1.ReplayStep\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x16\n\x0elatest_version\x18\x03 \x01(\x03\x12\x10\n\x08\x66inished\x18\x04 \x01(\x08\"C\n\x12\x43reateGameResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1f\n\x04game\x18\x02 \x01(\x0b\x32\x11.truc.v1.GameView\"\x1e\n\x0eGetGameRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"2\n\x0fGetGameResponse\x12\x1f\n\x04game\x18\x01 \x01(\x0b\x32\x11.truc.v1.GameView\"\x94\x01\n\x13SubmitActionRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1f\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x0f.truc.v1.Action\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12,\n\rresponse_view\x18\x05 \x01(\x0e\x32\x15.truc.v1.ResponseView\"W\n\x14SubmitActionResponse\x12\x1f\n\x04game\x18\x01 \x01(\x0b\x32\x11.truc.v1.GameView\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.truc.v1.Event\"e\n\x10WatchGameRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rafter_version\x18\x02 \x01(\x03\x12,\n\rresponse_view\x18\x03 \x01(\x0e\x32\x15.truc.v1.ResponseView\"e\n\x11WatchGameResponse\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.truc.v1.Event\x12\x1f\n\x04game\x18\x03 \x01(\x0b\x32\x11.truc.v1.GameView\"e\n\x0bPlayRequest\x12$\n\x04open\x18\x01 \x01(\x0b\x32\x14.truc.v1.OpenSessionH\x00\x12(\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x16.truc.v1.SessionActionH\x00\x42\x06\n\x04kind\"`\n\x0bOpenSession\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rafter_version\x18\x02 \x01(\x03\x12,\n\rresponse_view\x18\x03 \x01(\x0e\x32\x15.truc.v1.ResponseView\"R\n\rSessionAction\x12\x1f\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Action\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"\xc5\x01\n\x0cPlayResponse\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x14\n\x0c\x66rom_version\x18\x02 \x01(\x03\x12\x1e\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x0e.truc.v1.Event\x12\x1f\n\x04game\x18\x04 \x01(\x0b\x32\x11.truc.v1.GameView\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\'\n\x07refused\x18\x06 \x01(\x0b\x32\x16.truc.v1.ActionRefused\x12\x10\n\x08repeated\x18\x07 \x01(\x08\"\xa7\x01\n\rActionRefused\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x36\n\x08metadata\x18\x04 \x03(\x0b\x32$.truc.v1.ActionRefused.MetadataEntry\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01*`\n\x0cResponseView\x12\x1d\n\x19RESPONSE_VIEW_UNSPECIFIED\x10\x00\x12\x16\n\x12RESPONSE_VIEW_FULL\x10\x01\x12\x19\n\x15RESPONSE_VIEW_MINIMAL\x10\x02\x32\xc5\x04\n\x0bGameService\x12[\n\nCreateGame\x12\x1a.truc.v1.CreateGameRequest\x1a\x1b.truc.v1.CreateGameResponse\"\x14\x82\xd3\xe4\x93\x02\x0e\"\t/v1/games:\x01*\x12X\n\x07GetGame\x12\x17.truc.v1.GetGameRequest\x1a\x18.truc.v1.GetGameResponse\"\x1a\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/{name=games/*}\x12w\n\x0cSubmitAction\x12\x1c.truc.v1.SubmitActionRequest\x1a\x1d.truc.v1.SubmitActionResponse\"*\x82\xd3\xe4\x93\x02$\"\x1f/v1/{name=games/*}:submitAction:\x01*\x12\x66\n\tWatchGame\x12\x19.truc.v1.WatchGameRequest\x1a\x1a.truc.v1.WatchGameResponse\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/v1/{name=games/*}:watch0\x01\x12\x37\n\x04Play\x12\x14.truc.v1.PlayRequest\x1a\x15.truc.v1.PlayResponse(\x01\x30\x01\x12\x65\n\tGetReplay\x12\x19.truc.v1.GetReplayRequest\x1a\x1a.truc.v1.GetReplayResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=games/*}:replayb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,36 +44,44 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GAMESERVICE'].methods_by_name['SubmitAction']._serialized_options = b'\202\323\344\223\002$\"\037/v1/{name=games/*}:submitAction:\001*'
   _globals['_GAMESERVICE'].methods_by_name['WatchGame']._loaded_options = None
   _globals['_GAMESERVICE'].methods_by_name['WatchGame']._serialized_options = b'\202\323\344\223\002\032\022\030/v1/{name=games/*}:watch'
-  _globals['_RESPONSEVIEW']._serialized_start=1662
-  _globals['_RESPONSEVIEW']._serialized_end=1758
+  _globals['_GAMESERVICE'].methods_by_name['GetReplay']._loaded_options = None
+  _globals['_GAMESERVICE'].methods_by_name['GetReplay']._serialized_options = b'\202\323\344\223\002\033\022\031/v1/{name=games/*}:replay'
+  _globals['_RESPONSEVIEW']._serialized_start=2047
+  _globals['_RESPONSEVIEW']._serialized_end=2143
   _globals['_CREATEGAMEREQUEST']._serialized_start=111
-  _globals['_CREATEGAMEREQUEST']._serialized_end=406
-  _globals['_CREATEGAMERESPONSE']._serialized_start=408
-  _globals['_CREATEGAMERESPONSE']._serialized_end=475
-  _globals['_GETGAMEREQUEST']._serialized_start=477
-  _globals['_GETGAMEREQUEST']._serialized_end=507
-  _globals['_GETGAMERESPONSE']._serialized_start=509
-  _globals['_GETGAMERESPONSE']._serialized_end=559
-  _globals['_SUBMITACTIONREQUEST']._serialized_start=562
-  _globals['_SUBMITACTIONREQUEST']._serialized_end=710
-  _globals['_SUBMITACTIONRESPONSE']._serialized_start=712
-  _globals['_SUBMITACTIONRESPONSE']._serialized_end=799
-  _globals['_WATCHGAMEREQUEST']._serialized_start=801
-  _globals['_WATCHGAMEREQUEST']._serialized_end=902
-  _globals['_WATCHGAMERESPONSE']._serialized_start=904
-  _globals['_WATCHGAMERESPONSE']._serialized_end=1005
-  _globals['_PLAYREQUEST']._serialized_start=1007
-  _globals['_PLAYREQUEST']._serialized_end=1108
-  _globals['_OPENSESSION']._serialized_start=1110
-  _globals['_OPENSESSION']._serialized_end=1206
-  _globals['_SESSIONACTION']._serialized_start=1208
-  _globals['_SESSIONACTION']._serialized_end=1290
-  _globals['_PLAYRESPONSE']._serialized_start=1293
-  _globals['_PLAYRESPONSE']._serialized_end=1490
-  _globals['_ACTIONREFUSED']._serialized_start=1493
-  _globals['_ACTIONREFUSED']._serialized_end=1660
-  _globals['_ACTIONREFUSED_METADATAENTRY']._serialized_start=1613
-  _globals['_ACTIONREFUSED_METADATAENTRY']._serialized_end=1660
-  _globals['_GAMESERVICE']._serialized_start=1761
-  _globals['_GAMESERVICE']._serialized_end=2239
+  _globals['_CREATEGAMEREQUEST']._serialized_end=429
+  _globals['_GETREPLAYREQUEST']._serialized_start=432
+  _globals['_GETREPLAYREQUEST']._serialized_end=571
+  _globals['_REPLAYSTEP']._serialized_start=573
+  _globals['_REPLAYSTEP']._serialized_end=667
+  _globals['_GETREPLAYRESPONSE']._serialized_start=669
+  _globals['_GETREPLAYRESPONSE']._serialized_end=791
+  _globals['_CREATEGAMERESPONSE']._serialized_start=793
+  _globals['_CREATEGAMERESPONSE']._serialized_end=860
+  _globals['_GETGAMEREQUEST']._serialized_start=862
+  _globals['_GETGAMEREQUEST']._serialized_end=892
+  _globals['_GETGAMERESPONSE']._serialized_start=894
+  _globals['_GETGAMERESPONSE']._serialized_end=944
+  _globals['_SUBMITACTIONREQUEST']._serialized_start=947
+  _globals['_SUBMITACTIONREQUEST']._serialized_end=1095
+  _globals['_SUBMITACTIONRESPONSE']._serialized_start=1097
+  _globals['_SUBMITACTIONRESPONSE']._serialized_end=1184
+  _globals['_WATCHGAMEREQUEST']._serialized_start=1186
+  _globals['_WATCHGAMEREQUEST']._serialized_end=1287
+  _globals['_WATCHGAMERESPONSE']._serialized_start=1289
+  _globals['_WATCHGAMERESPONSE']._serialized_end=1390
+  _globals['_PLAYREQUEST']._serialized_start=1392
+  _globals['_PLAYREQUEST']._serialized_end=1493
+  _globals['_OPENSESSION']._serialized_start=1495
+  _globals['_OPENSESSION']._serialized_end=1591
+  _globals['_SESSIONACTION']._serialized_start=1593
+  _globals['_SESSIONACTION']._serialized_end=1675
+  _globals['_PLAYRESPONSE']._serialized_start=1678
+  _globals['_PLAYRESPONSE']._serialized_end=1875
+  _globals['_ACTIONREFUSED']._serialized_start=1878
+  _globals['_ACTIONREFUSED']._serialized_end=2045
+  _globals['_ACTIONREFUSED_METADATAENTRY']._serialized_start=1998
+  _globals['_ACTIONREFUSED_METADATAENTRY']._serialized_end=2045
+  _globals['_GAMESERVICE']._serialized_start=2146
+  _globals['_GAMESERVICE']._serialized_end=2727
 # @@protoc_insertion_point(module_scope)

@@ -68,6 +68,7 @@ class CreateGameRequest(_message.Message):
     START_SCORES_FIELD_NUMBER: _builtins.int
     START_MANCHES_FIELD_NUMBER: _builtins.int
     FIXED_DRAWS_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAMES_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game id to use (letters, digits, '-' and '_', at most 64); empty: the
     server picks one. A game_id that exists with the same players and
@@ -107,6 +108,14 @@ class CreateGameRequest(_message.Message):
         first deal, A's card then B's for each draw; every draw but the last ties.
         """
 
+    @_builtins.property
+    def display_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The players' display names, seat 0 first, as many as players (or none:
+        the views' SeatInfo.display_name are then empty). Each 1-32 characters
+        after NFC normalization and trimming, no control, bidirectional or other
+        invisible format character but U+200D (BAD_DISPLAY_NAME otherwise).
+        """
+
     def __init__(
         self,
         *,
@@ -119,16 +128,127 @@ class CreateGameRequest(_message.Message):
         start_scores: _game_pb2.Score | None = ...,
         start_manches: _game_pb2.Score | None = ...,
         fixed_draws: _abc.Iterable[_cards_pb2.Card] | None = ...,
+        display_names: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_dealer", b"_dealer", "dealer", b"dealer", "options", b"options", "start_manches", b"start_manches", "start_scores", b"start_scores"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealer", b"_dealer", "dealer", b"dealer", "fixed_deals", b"fixed_deals", "fixed_draws", b"fixed_draws", "game_id", b"game_id", "options", b"options", "players", b"players", "start_manches", b"start_manches", "start_scores", b"start_scores", "turn_seconds", b"turn_seconds"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealer", b"_dealer", "dealer", b"dealer", "display_names", b"display_names", "fixed_deals", b"fixed_deals", "fixed_draws", b"fixed_draws", "game_id", b"game_id", "options", b"options", "players", b"players", "start_manches", b"start_manches", "start_scores", b"start_scores", "turn_seconds", b"turn_seconds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__dealer: _TypeAlias = _typing.Literal["dealer"]  # noqa: Y015
     _WhichOneofArgType__dealer: _TypeAlias = _typing.Literal["_dealer", b"_dealer"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__dealer) -> _WhichOneofReturnType__dealer | None: ...
 
 Global___CreateGameRequest: _TypeAlias = CreateGameRequest  # noqa: Y015
+
+@_typing.final
+class GetReplayRequest(_message.Message):
+    """GetReplay's request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    AS_SPECTATOR_FIELD_NUMBER: _builtins.int
+    RESPONSE_VIEW_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """"games/{game}"."""
+    page_size: _builtins.int
+    """At most this many steps: 1-200, 0 for 50."""
+    page_token: _builtins.str
+    """A previous response's next_page_token; empty: from the start."""
+    as_spectator: _builtins.bool
+    """A seated player asking for what a spectator saw instead of their seat's
+    view. A spectator's token always gets the spectator's sequence.
+    """
+    response_view: Global___ResponseView.ValueType
+    """How much of the view each step carries; unspecified: FULL."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+        as_spectator: _builtins.bool = ...,
+        response_view: Global___ResponseView.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_spectator", b"as_spectator", "name", b"name", "page_size", b"page_size", "page_token", b"page_token", "response_view", b"response_view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetReplayRequest: _TypeAlias = GetReplayRequest  # noqa: Y015
+
+@_typing.final
+class ReplayStep(_message.Message):
+    """One step of a replay: what the viewer saw after one version of the game."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The version (1: the game as created, its first deal or draw)."""
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]:
+        """The events of that version, filtered for the viewer."""
+
+    @_builtins.property
+    def game(self) -> _game_pb2.GameView:
+        """The viewer's view at that version (its `events` is empty)."""
+
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        events: _abc.Iterable[_game_pb2.Event] | None = ...,
+        game: _game_pb2.GameView | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "game", b"game", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplayStep: _TypeAlias = ReplayStep  # noqa: Y015
+
+@_typing.final
+class GetReplayResponse(_message.Message):
+    """GetReplay's response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STEPS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    LATEST_VERSION_FIELD_NUMBER: _builtins.int
+    FINISHED_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Pass it to get the next steps; empty after the last step so far."""
+    latest_version: _builtins.int
+    """The game's latest version when the page was read."""
+    finished: _builtins.bool
+    """The game was finished when the page was read."""
+    @_builtins.property
+    def steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplayStep]:
+        """In order, oldest first."""
+
+    def __init__(
+        self,
+        *,
+        steps: _abc.Iterable[Global___ReplayStep] | None = ...,
+        next_page_token: _builtins.str = ...,
+        latest_version: _builtins.int = ...,
+        finished: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished", b"finished", "latest_version", b"latest_version", "next_page_token", b"next_page_token", "steps", b"steps"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetReplayResponse: _TypeAlias = GetReplayResponse  # noqa: Y015
 
 @_typing.final
 class CreateGameResponse(_message.Message):

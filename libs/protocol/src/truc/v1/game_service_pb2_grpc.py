@@ -98,6 +98,11 @@ class GameServiceStub:
                 request_serializer=truc_dot_v1_dot_game__service__pb2.PlayRequest.SerializeToString,
                 response_deserializer=truc_dot_v1_dot_game__service__pb2.PlayResponse.FromString,
                 _registered_method=True)
+        self.GetReplay = channel.unary_unary(
+                '/truc.v1.GameService/GetReplay',
+                request_serializer=truc_dot_v1_dot_game__service__pb2.GetReplayRequest.SerializeToString,
+                response_deserializer=truc_dot_v1_dot_game__service__pb2.GetReplayResponse.FromString,
+                _registered_method=True)
 
 
 class GameServiceServicer:
@@ -251,6 +256,24 @@ class GameServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetReplay(self, request, context):
+        """Replays a game step by step: every version from the first, each with its
+        events and the viewer's view then, in pages. A seated player gets their
+        seat's sequence (or, with as_spectator, the spectator's); a spectator
+        token (a grant from LobbyService.CreateSpectatorGrant, for one public
+        game) gets the spectator's. Finished games are kept for the history
+        retention; a live game replays up to its latest version. Counted with
+        GetGame's read limit. Errors: UNAUTHENTICATED, PERMISSION_DENIED
+        (NOT_SEATED; a grant for another game), INVALID_ARGUMENT (BAD_NAME,
+        BAD_REQUEST: page_size or page_token), NOT_FOUND (GAME_NOT_FOUND),
+        RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
+
+        REST: `GET /v1/games/{game}:replay?page_size=N&page_token=T&as_spectator=true`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GameServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -278,6 +301,11 @@ def add_GameServiceServicer_to_server(servicer, server):
                     servicer.Play,
                     request_deserializer=truc_dot_v1_dot_game__service__pb2.PlayRequest.FromString,
                     response_serializer=truc_dot_v1_dot_game__service__pb2.PlayResponse.SerializeToString,
+            ),
+            'GetReplay': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetReplay,
+                    request_deserializer=truc_dot_v1_dot_game__service__pb2.GetReplayRequest.FromString,
+                    response_serializer=truc_dot_v1_dot_game__service__pb2.GetReplayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -454,6 +482,33 @@ class GameService:
             '/truc.v1.GameService/Play',
             truc_dot_v1_dot_game__service__pb2.PlayRequest.SerializeToString,
             truc_dot_v1_dot_game__service__pb2.PlayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetReplay(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/truc.v1.GameService/GetReplay',
+            truc_dot_v1_dot_game__service__pb2.GetReplayRequest.SerializeToString,
+            truc_dot_v1_dot_game__service__pb2.GetReplayResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -161,6 +161,20 @@ class GameServiceStub:
     `GET /v1/games/{game}:play` (JSON text frames of these messages, the token
     in the `Authorization` header or the first frame).
     """
+    GetReplay: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.GetReplayRequest, _game_service_pb2.GetReplayResponse]
+    """Replays a game step by step: every version from the first, each with its
+    events and the viewer's view then, in pages. A seated player gets their
+    seat's sequence (or, with as_spectator, the spectator's); a spectator
+    token (a grant from LobbyService.CreateSpectatorGrant, for one public
+    game) gets the spectator's. Finished games are kept for the history
+    retention; a live game replays up to its latest version. Counted with
+    GetGame's read limit. Errors: UNAUTHENTICATED, PERMISSION_DENIED
+    (NOT_SEATED; a grant for another game), INVALID_ARGUMENT (BAD_NAME,
+    BAD_REQUEST: page_size or page_token), NOT_FOUND (GAME_NOT_FOUND),
+    RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
+
+    REST: `GET /v1/games/{game}:replay?page_size=N&page_token=T&as_spectator=true`.
+    """
 
 @_typing.type_check_only
 class GameServiceAsyncStub(GameServiceStub):
@@ -294,6 +308,20 @@ class GameServiceAsyncStub(GameServiceStub):
     REST: the gateway offers the session to browsers as a WebSocket at
     `GET /v1/games/{game}:play` (JSON text frames of these messages, the token
     in the `Authorization` header or the first frame).
+    """
+    GetReplay: _aio.UnaryUnaryMultiCallable[_game_service_pb2.GetReplayRequest, _game_service_pb2.GetReplayResponse]  # type: ignore[assignment]
+    """Replays a game step by step: every version from the first, each with its
+    events and the viewer's view then, in pages. A seated player gets their
+    seat's sequence (or, with as_spectator, the spectator's); a spectator
+    token (a grant from LobbyService.CreateSpectatorGrant, for one public
+    game) gets the spectator's. Finished games are kept for the history
+    retention; a live game replays up to its latest version. Counted with
+    GetGame's read limit. Errors: UNAUTHENTICATED, PERMISSION_DENIED
+    (NOT_SEATED; a grant for another game), INVALID_ARGUMENT (BAD_NAME,
+    BAD_REQUEST: page_size or page_token), NOT_FOUND (GAME_NOT_FOUND),
+    RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
+
+    REST: `GET /v1/games/{game}:replay?page_size=N&page_token=T&as_spectator=true`.
     """
 
 class GameServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -455,6 +483,26 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         REST: the gateway offers the session to browsers as a WebSocket at
         `GET /v1/games/{game}:play` (JSON text frames of these messages, the token
         in the `Authorization` header or the first frame).
+        """
+
+    @_abc_1.abstractmethod
+    def GetReplay(
+        self,
+        request: _game_service_pb2.GetReplayRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_service_pb2.GetReplayResponse, _abc.Awaitable[_game_service_pb2.GetReplayResponse]]:
+        """Replays a game step by step: every version from the first, each with its
+        events and the viewer's view then, in pages. A seated player gets their
+        seat's sequence (or, with as_spectator, the spectator's); a spectator
+        token (a grant from LobbyService.CreateSpectatorGrant, for one public
+        game) gets the spectator's. Finished games are kept for the history
+        retention; a live game replays up to its latest version. Counted with
+        GetGame's read limit. Errors: UNAUTHENTICATED, PERMISSION_DENIED
+        (NOT_SEATED; a grant for another game), INVALID_ARGUMENT (BAD_NAME,
+        BAD_REQUEST: page_size or page_token), NOT_FOUND (GAME_NOT_FOUND),
+        RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
+
+        REST: `GET /v1/games/{game}:replay?page_size=N&page_token=T&as_spectator=true`.
         """
 
 def add_GameServiceServicer_to_server(servicer: GameServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

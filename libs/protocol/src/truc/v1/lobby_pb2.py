@@ -26,21 +26,23 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from truc.v1 import game_pb2 as truc_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13truc/v1/lobby.proto\x12\x07truc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12truc/v1/game.proto\"A\n\x0cTicketMember\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\x11\n\tconfirmed\x18\x02 \x01(\x08\x12\x0e\n\x06rating\x18\x03 \x01(\x01\"T\n\nAssignment\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1b\n\x04team\x18\x02 \x01(\x0e\x32\r.truc.v1.Team\x12\x0e\n\x06player\x18\x03 \x01(\t\x12\x0b\n\x03\x62ot\x18\x04 \x01(\x08\"\xf4\x02\n\x06Ticket\x12\x0c\n\x04name\x18\x01 \x01(\t\x12#\n\x05state\x18\x02 \x01(\x0e\x32\x14.truc.v1.TicketState\x12\x0e\n\x06leader\x18\x03 \x01(\t\x12&\n\x07members\x18\x04 \x03(\x0b\x32\x15.truc.v1.TicketMember\x12%\n\x07options\x18\x05 \x01(\x0b\x32\x14.truc.v1.RuleOptions\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04game\x18\x07 \x01(\t\x12\"\n\x05table\x18\x08 \x03(\x0b\x32\x13.truc.v1.Assignment\x12\x0c\n\x04seat\x18\t \x01(\x05\x12\x1b\n\x04team\x18\n \x01(\x0e\x32\r.truc.v1.Team\x12\x12\n\ngame_token\x18\x0b \x01(\t\x12\"\n\x08rule_set\x18\x0c \x01(\x0e\x32\x10.truc.v1.RuleSet\x12\x12\n\nseat_count\x18\r \x01(\x05\"\x86\x02\n\x0bGameSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\"\n\x05table\x18\x02 \x03(\x0b\x32\x13.truc.v1.Assignment\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x1b\n\x04team\x18\x04 \x01(\x0e\x32\r.truc.v1.Team\x12\x1d\n\x06winner\x18\x05 \x01(\x0e\x32\r.truc.v1.Team\x12,\n\x08\x65nd_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rrating_change\x18\x07 \x01(\x01\x12\"\n\x08rule_set\x18\x08 \x01(\x0e\x32\x10.truc.v1.RuleSet\x12\x12\n\nseat_count\x18\t \x01(\x05*\xbc\x01\n\x0bTicketState\x12\x1c\n\x18TICKET_STATE_UNSPECIFIED\x10\x00\x12&\n\"TICKET_STATE_AWAITING_CONFIRMATION\x10\x01\x12\x17\n\x13TICKET_STATE_QUEUED\x10\x02\x12\x18\n\x14TICKET_STATE_MATCHED\x10\x03\x12\x1a\n\x16TICKET_STATE_CANCELLED\x10\x04\x12\x18\n\x14TICKET_STATE_EXPIRED\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13truc/v1/lobby.proto\x12\x07truc.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12truc/v1/game.proto\"W\n\x0cTicketMember\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\x11\n\tconfirmed\x18\x02 \x01(\x08\x12\x0e\n\x06rating\x18\x03 \x01(\x01\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\"j\n\nAssignment\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1b\n\x04team\x18\x02 \x01(\x0e\x32\r.truc.v1.Team\x12\x0e\n\x06player\x18\x03 \x01(\t\x12\x0b\n\x03\x62ot\x18\x04 \x01(\x08\x12\x14\n\x0c\x64isplay_name\x18\x05 \x01(\t\"\xcd\x03\n\x06Ticket\x12\x0c\n\x04name\x18\x01 \x01(\t\x12#\n\x05state\x18\x02 \x01(\x0e\x32\x14.truc.v1.TicketState\x12\x0e\n\x06leader\x18\x03 \x01(\t\x12&\n\x07members\x18\x04 \x03(\x0b\x32\x15.truc.v1.TicketMember\x12%\n\x07options\x18\x05 \x01(\x0b\x32\x14.truc.v1.RuleOptions\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04game\x18\x07 \x01(\t\x12\"\n\x05table\x18\x08 \x03(\x0b\x32\x13.truc.v1.Assignment\x12\x0c\n\x04seat\x18\t \x01(\x05\x12\x1b\n\x04team\x18\n \x01(\x0e\x32\r.truc.v1.Team\x12\x12\n\ngame_token\x18\x0b \x01(\t\x12\"\n\x08rule_set\x18\x0c \x01(\x0e\x32\x10.truc.v1.RuleSet\x12\x12\n\nseat_count\x18\r \x01(\x05\x12-\n\tbots_time\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0fplayers_waiting\x18\x0f \x01(\x05\x12\x0f\n\x07private\x18\x10 \x01(\x08\"\x97\x02\n\x0bGameSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\"\n\x05table\x18\x02 \x03(\x0b\x32\x13.truc.v1.Assignment\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x1b\n\x04team\x18\x04 \x01(\x0e\x32\r.truc.v1.Team\x12\x1d\n\x06winner\x18\x05 \x01(\x0e\x32\r.truc.v1.Team\x12,\n\x08\x65nd_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rrating_change\x18\x07 \x01(\x01\x12\"\n\x08rule_set\x18\x08 \x01(\x0e\x32\x10.truc.v1.RuleSet\x12\x12\n\nseat_count\x18\t \x01(\x05\x12\x0f\n\x07private\x18\n \x01(\x08\"\xcb\x01\n\x08LiveGame\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\"\n\x08rule_set\x18\x02 \x01(\x0e\x32\x10.truc.v1.RuleSet\x12\x12\n\nseat_count\x18\x03 \x01(\x05\x12\"\n\x05table\x18\x04 \x03(\x0b\x32\x13.truc.v1.Assignment\x12.\n\nstart_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12%\n\x07options\x18\x06 \x01(\x0b\x32\x14.truc.v1.RuleOptions*\xbc\x01\n\x0bTicketState\x12\x1c\n\x18TICKET_STATE_UNSPECIFIED\x10\x00\x12&\n\"TICKET_STATE_AWAITING_CONFIRMATION\x10\x01\x12\x17\n\x13TICKET_STATE_QUEUED\x10\x02\x12\x18\n\x14TICKET_STATE_MATCHED\x10\x03\x12\x1a\n\x16TICKET_STATE_CANCELLED\x10\x04\x12\x18\n\x14TICKET_STATE_EXPIRED\x10\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'truc.v1.lobby_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TICKETSTATE']._serialized_start=879
-  _globals['_TICKETSTATE']._serialized_end=1067
+  _globals['_TICKETSTATE']._serialized_start=1235
+  _globals['_TICKETSTATE']._serialized_end=1423
   _globals['_TICKETMEMBER']._serialized_start=85
-  _globals['_TICKETMEMBER']._serialized_end=150
-  _globals['_ASSIGNMENT']._serialized_start=152
-  _globals['_ASSIGNMENT']._serialized_end=236
-  _globals['_TICKET']._serialized_start=239
-  _globals['_TICKET']._serialized_end=611
-  _globals['_GAMESUMMARY']._serialized_start=614
-  _globals['_GAMESUMMARY']._serialized_end=876
+  _globals['_TICKETMEMBER']._serialized_end=172
+  _globals['_ASSIGNMENT']._serialized_start=174
+  _globals['_ASSIGNMENT']._serialized_end=280
+  _globals['_TICKET']._serialized_start=283
+  _globals['_TICKET']._serialized_end=744
+  _globals['_GAMESUMMARY']._serialized_start=747
+  _globals['_GAMESUMMARY']._serialized_end=1026
+  _globals['_LIVEGAME']._serialized_start=1029
+  _globals['_LIVEGAME']._serialized_end=1232
 # @@protoc_insertion_point(module_scope)

@@ -64,21 +64,25 @@ class TicketMember(_message.Message):
     PLAYER_FIELD_NUMBER: _builtins.int
     CONFIRMED_FIELD_NUMBER: _builtins.int
     RATING_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     player: _builtins.str
     confirmed: _builtins.bool
     """The leader is confirmed from the start; the others confirm with their own token."""
     rating: _builtins.float
     """The player's rating when the ticket was created."""
+    display_name: _builtins.str
+    """The player's display name (their sign-in's), empty if their token had none."""
     def __init__(
         self,
         *,
         player: _builtins.str = ...,
         confirmed: _builtins.bool = ...,
         rating: _builtins.float = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["confirmed", b"confirmed", "player", b"player", "rating", b"rating"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confirmed", b"confirmed", "display_name", b"display_name", "player", b"player", "rating", b"rating"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -94,11 +98,16 @@ class Assignment(_message.Message):
     TEAM_FIELD_NUMBER: _builtins.int
     PLAYER_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     team: _game_pb2.Team.ValueType
     player: _builtins.str
     bot: _builtins.bool
     """A server-side bot filled the seat."""
+    display_name: _builtins.str
+    """What the seat's player is called: their display name (a bot: "Bot" and
+    its seat number; empty for a player whose token had none).
+    """
     def __init__(
         self,
         *,
@@ -106,10 +115,11 @@ class Assignment(_message.Message):
         team: _game_pb2.Team.ValueType = ...,
         player: _builtins.str = ...,
         bot: _builtins.bool = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "player", b"player", "seat", b"seat", "team", b"team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "display_name", b"display_name", "player", b"player", "seat", b"seat", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -136,6 +146,9 @@ class Ticket(_message.Message):
     GAME_TOKEN_FIELD_NUMBER: _builtins.int
     RULE_SET_FIELD_NUMBER: _builtins.int
     SEAT_COUNT_FIELD_NUMBER: _builtins.int
+    BOTS_TIME_FIELD_NUMBER: _builtins.int
+    PLAYERS_WAITING_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """"tickets/{ticket}"."""
     state: Global___TicketState.ValueType
@@ -152,6 +165,14 @@ class Ticket(_message.Message):
     """The ticket's rule set (options.rule_set, never unspecified here)."""
     seat_count: _builtins.int
     """Seats at the table this ticket waits for: 6, 4 or 2."""
+    players_waiting: _builtins.int
+    """Queued: players waiting in this ticket's queue (same rule options and
+    privacy), this ticket's members included.
+    """
+    private: _builtins.bool
+    """The table is private (CreateTicketRequest.private): its game is not
+    listed and nobody but its players may watch or replay it.
+    """
     @_builtins.property
     def members(self) -> _containers.RepeatedCompositeFieldContainer[Global___TicketMember]:
         """The leader first."""
@@ -165,6 +186,14 @@ class Ticket(_message.Message):
     @_builtins.property
     def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___Assignment]:
         """Set once matched: every seat of the table."""
+
+    @_builtins.property
+    def bots_time(self) -> _timestamp_pb2.Timestamp:
+        """Queued: when bots fill the table's empty seats if no more players come
+        (the bot wait after the ticket was queued). A client shows the countdown;
+        WatchTicket sends the ticket again at least every few seconds while it
+        waits, with players_waiting up to date.
+        """
 
     def __init__(
         self,
@@ -182,10 +211,13 @@ class Ticket(_message.Message):
         game_token: _builtins.str = ...,
         rule_set: _game_pb2.RuleSet.ValueType = ...,
         seat_count: _builtins.int = ...,
+        bots_time: _timestamp_pb2.Timestamp | None = ...,
+        players_waiting: _builtins.int = ...,
+        private: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "options", b"options"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bots_time", b"bots_time", "create_time", b"create_time", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "game", b"game", "game_token", b"game_token", "leader", b"leader", "members", b"members", "name", b"name", "options", b"options", "rule_set", b"rule_set", "seat", b"seat", "seat_count", b"seat_count", "state", b"state", "table", b"table", "team", b"team"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots_time", b"bots_time", "create_time", b"create_time", "game", b"game", "game_token", b"game_token", "leader", b"leader", "members", b"members", "name", b"name", "options", b"options", "players_waiting", b"players_waiting", "private", b"private", "rule_set", b"rule_set", "seat", b"seat", "seat_count", b"seat_count", "state", b"state", "table", b"table", "team", b"team"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -206,6 +238,7 @@ class GameSummary(_message.Message):
     RATING_CHANGE_FIELD_NUMBER: _builtins.int
     RULE_SET_FIELD_NUMBER: _builtins.int
     SEAT_COUNT_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """"games/{game}": its log is GameService.GetGame's."""
     seat: _builtins.int
@@ -221,6 +254,8 @@ class GameSummary(_message.Message):
     """The game's rule set; ratings and history are kept per rule set."""
     seat_count: _builtins.int
     """Seats at the table: 6, 4 or 2."""
+    private: _builtins.bool
+    """The table was private."""
     @_builtins.property
     def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___Assignment]:
         """Every seat of the table."""
@@ -239,11 +274,59 @@ class GameSummary(_message.Message):
         rating_change: _builtins.float = ...,
         rule_set: _game_pb2.RuleSet.ValueType = ...,
         seat_count: _builtins.int = ...,
+        private: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "name", b"name", "rating_change", b"rating_change", "rule_set", b"rule_set", "seat", b"seat", "seat_count", b"seat_count", "table", b"table", "team", b"team", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "name", b"name", "private", b"private", "rating_change", b"rating_change", "rule_set", b"rule_set", "seat", b"seat", "seat_count", b"seat_count", "table", b"table", "team", b"team", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GameSummary: _TypeAlias = GameSummary  # noqa: Y015
+
+@_typing.final
+class LiveGame(_message.Message):
+    """A game being played at a public table, as ListLiveGames lists it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    RULE_SET_FIELD_NUMBER: _builtins.int
+    SEAT_COUNT_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
+    START_TIME_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """"games/{game}": watch it with a grant from CreateSpectatorGrant."""
+    rule_set: _game_pb2.RuleSet.ValueType
+    seat_count: _builtins.int
+    """Seats at the table: 6, 4 or 2."""
+    @_builtins.property
+    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___Assignment]:
+        """Every seat, with the players' display names."""
+
+    @_builtins.property
+    def start_time(self) -> _timestamp_pb2.Timestamp:
+        """When the lobby seated the table."""
+
+    @_builtins.property
+    def options(self) -> _game_pb2.RuleOptions:
+        """The table's rules."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        rule_set: _game_pb2.RuleSet.ValueType = ...,
+        seat_count: _builtins.int = ...,
+        table: _abc.Iterable[Global___Assignment] | None = ...,
+        start_time: _timestamp_pb2.Timestamp | None = ...,
+        options: _game_pb2.RuleOptions | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "start_time", b"start_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "options", b"options", "rule_set", b"rule_set", "seat_count", b"seat_count", "start_time", b"start_time", "table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LiveGame: _TypeAlias = LiveGame  # noqa: Y015

@@ -28,7 +28,7 @@ from truc.v1 import game_pb2 as truc_dot_v1_dot_game__pb2
 from truc.v1 import lobby_pb2 as truc_dot_v1_dot_lobby__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btruc/v1/lobby_service.proto\x12\x07truc.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12truc/v1/game.proto\x1a\x13truc/v1/lobby.proto\"*\n\x12SignInGuestRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"e\n\x13SignInGuestResponse\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12/\n\x0b\x65xpire_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"K\n\x13\x43reateTicketRequest\x12\r\n\x05party\x18\x01 \x03(\t\x12%\n\x07options\x18\x02 \x01(\x0b\x32\x14.truc.v1.RuleOptions\"7\n\x14\x43reateTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"$\n\x14\x43onfirmTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"8\n\x15\x43onfirmTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\" \n\x10GetTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"4\n\x11GetTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"#\n\x13\x43\x61ncelTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"7\n\x14\x43\x61ncelTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"\"\n\x12WatchTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"6\n\x13WatchTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"]\n\x10ListGamesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\"\n\x08rule_set\x18\x03 \x01(\x0e\x32\x10.truc.v1.RuleSet\"Q\n\x11ListGamesResponse\x12#\n\x05games\x18\x01 \x03(\x0b\x32\x14.truc.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x1a\n\x18\x43reateStreamTokenRequest\"[\n\x19\x43reateStreamTokenResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12/\n\x0b\x65xpire_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp2\xeb\x06\n\x0cLobbyService\x12\x66\n\x0bSignInGuest\x12\x1b.truc.v1.SignInGuestRequest\x1a\x1c.truc.v1.SignInGuestResponse\"\x1c\x82\xd3\xe4\x93\x02\x16\"\x11/v1/guests:signIn:\x01*\x12\x63\n\x0c\x43reateTicket\x12\x1c.truc.v1.CreateTicketRequest\x1a\x1d.truc.v1.CreateTicketResponse\"\x16\x82\xd3\xe4\x93\x02\x10\"\x0b/v1/tickets:\x01*\x12w\n\rConfirmTicket\x12\x1d.truc.v1.ConfirmTicketRequest\x1a\x1e.truc.v1.ConfirmTicketResponse\"\'\x82\xd3\xe4\x93\x02!\"\x1c/v1/{name=tickets/*}:confirm:\x01*\x12`\n\tGetTicket\x12\x19.truc.v1.GetTicketRequest\x1a\x1a.truc.v1.GetTicketResponse\"\x1c\x82\xd3\xe4\x93\x02\x16\x12\x14/v1/{name=tickets/*}\x12s\n\x0c\x43\x61ncelTicket\x12\x1c.truc.v1.CancelTicketRequest\x1a\x1d.truc.v1.CancelTicketResponse\"&\x82\xd3\xe4\x93\x02 \"\x1b/v1/{name=tickets/*}:cancel:\x01*\x12n\n\x0bWatchTicket\x12\x1b.truc.v1.WatchTicketRequest\x1a\x1c.truc.v1.WatchTicketResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/{name=tickets/*}:watch0\x01\x12U\n\tListGames\x12\x19.truc.v1.ListGamesRequest\x1a\x1a.truc.v1.ListGamesResponse\"\x11\x82\xd3\xe4\x93\x02\x0b\x12\t/v1/games\x12w\n\x11\x43reateStreamToken\x12!.truc.v1.CreateStreamTokenRequest\x1a\".truc.v1.CreateStreamTokenResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\"\x10/v1/streamTokens:\x01*b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btruc/v1/lobby_service.proto\x12\x07truc.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x12truc/v1/game.proto\x1a\x13truc/v1/lobby.proto\"*\n\x12SignInGuestRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"{\n\x13SignInGuestResponse\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12/\n\x0b\x65xpire_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\"\\\n\x13\x43reateTicketRequest\x12\r\n\x05party\x18\x01 \x03(\t\x12%\n\x07options\x18\x02 \x01(\x0b\x32\x14.truc.v1.RuleOptions\x12\x0f\n\x07private\x18\x03 \x01(\x08\"7\n\x14\x43reateTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"$\n\x14\x43onfirmTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"8\n\x15\x43onfirmTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\" \n\x10GetTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"4\n\x11GetTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"#\n\x13\x43\x61ncelTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"7\n\x14\x43\x61ncelTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"\"\n\x12WatchTicketRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"6\n\x13WatchTicketResponse\x12\x1f\n\x06ticket\x18\x01 \x01(\x0b\x32\x0f.truc.v1.Ticket\"]\n\x10ListGamesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\"\n\x08rule_set\x18\x03 \x01(\x0e\x32\x10.truc.v1.RuleSet\"Q\n\x11ListGamesResponse\x12#\n\x05games\x18\x01 \x03(\x0b\x32\x14.truc.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"a\n\x14ListLiveGamesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\"\n\x08rule_set\x18\x03 \x01(\x0e\x32\x10.truc.v1.RuleSet\"R\n\x15ListLiveGamesResponse\x12 \n\x05games\x18\x01 \x03(\x0b\x32\x11.truc.v1.LiveGame\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"+\n\x1b\x43reateSpectatorGrantRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"l\n\x1c\x43reateSpectatorGrantResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12/\n\x0b\x65xpire_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04game\x18\x03 \x01(\t\"\x1a\n\x18\x43reateStreamTokenRequest\"[\n\x19\x43reateStreamTokenResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12/\n\x0b\x65xpire_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp2\xe0\x08\n\x0cLobbyService\x12\x66\n\x0bSignInGuest\x12\x1b.truc.v1.SignInGuestRequest\x1a\x1c.truc.v1.SignInGuestResponse\"\x1c\x82\xd3\xe4\x93\x02\x16\"\x11/v1/guests:signIn:\x01*\x12\x63\n\x0c\x43reateTicket\x12\x1c.truc.v1.CreateTicketRequest\x1a\x1d.truc.v1.CreateTicketResponse\"\x16\x82\xd3\xe4\x93\x02\x10\"\x0b/v1/tickets:\x01*\x12w\n\rConfirmTicket\x12\x1d.truc.v1.ConfirmTicketRequest\x1a\x1e.truc.v1.ConfirmTicketResponse\"\'\x82\xd3\xe4\x93\x02!\"\x1c/v1/{name=tickets/*}:confirm:\x01*\x12`\n\tGetTicket\x12\x19.truc.v1.GetTicketRequest\x1a\x1a.truc.v1.GetTicketResponse\"\x1c\x82\xd3\xe4\x93\x02\x16\x12\x14/v1/{name=tickets/*}\x12s\n\x0c\x43\x61ncelTicket\x12\x1c.truc.v1.CancelTicketRequest\x1a\x1d.truc.v1.CancelTicketResponse\"&\x82\xd3\xe4\x93\x02 \"\x1b/v1/{name=tickets/*}:cancel:\x01*\x12n\n\x0bWatchTicket\x12\x1b.truc.v1.WatchTicketRequest\x1a\x1c.truc.v1.WatchTicketResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/{name=tickets/*}:watch0\x01\x12U\n\tListGames\x12\x19.truc.v1.ListGamesRequest\x1a\x1a.truc.v1.ListGamesResponse\"\x11\x82\xd3\xe4\x93\x02\x0b\x12\t/v1/games\x12w\n\x11\x43reateStreamToken\x12!.truc.v1.CreateStreamTokenRequest\x1a\".truc.v1.CreateStreamTokenResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\"\x10/v1/streamTokens:\x01*\x12\x65\n\rListLiveGames\x12\x1d.truc.v1.ListLiveGamesRequest\x1a\x1e.truc.v1.ListLiveGamesResponse\"\x15\x82\xd3\xe4\x93\x02\x0f\x12\r/v1/liveGames\x12\x8b\x01\n\x14\x43reateSpectatorGrant\x12$.truc.v1.CreateSpectatorGrantRequest\x1a%.truc.v1.CreateSpectatorGrantResponse\"&\x82\xd3\xe4\x93\x02 \"\x1b/v1/{name=games/*}:spectate:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -51,38 +51,50 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LOBBYSERVICE'].methods_by_name['ListGames']._serialized_options = b'\202\323\344\223\002\013\022\t/v1/games'
   _globals['_LOBBYSERVICE'].methods_by_name['CreateStreamToken']._loaded_options = None
   _globals['_LOBBYSERVICE'].methods_by_name['CreateStreamToken']._serialized_options = b'\202\323\344\223\002\025\"\020/v1/streamTokens:\001*'
+  _globals['_LOBBYSERVICE'].methods_by_name['ListLiveGames']._loaded_options = None
+  _globals['_LOBBYSERVICE'].methods_by_name['ListLiveGames']._serialized_options = b'\202\323\344\223\002\017\022\r/v1/liveGames'
+  _globals['_LOBBYSERVICE'].methods_by_name['CreateSpectatorGrant']._loaded_options = None
+  _globals['_LOBBYSERVICE'].methods_by_name['CreateSpectatorGrant']._serialized_options = b'\202\323\344\223\002 \"\033/v1/{name=games/*}:spectate:\001*'
   _globals['_SIGNINGUESTREQUEST']._serialized_start=144
   _globals['_SIGNINGUESTREQUEST']._serialized_end=186
   _globals['_SIGNINGUESTRESPONSE']._serialized_start=188
-  _globals['_SIGNINGUESTRESPONSE']._serialized_end=289
-  _globals['_CREATETICKETREQUEST']._serialized_start=291
-  _globals['_CREATETICKETREQUEST']._serialized_end=366
-  _globals['_CREATETICKETRESPONSE']._serialized_start=368
-  _globals['_CREATETICKETRESPONSE']._serialized_end=423
-  _globals['_CONFIRMTICKETREQUEST']._serialized_start=425
-  _globals['_CONFIRMTICKETREQUEST']._serialized_end=461
-  _globals['_CONFIRMTICKETRESPONSE']._serialized_start=463
-  _globals['_CONFIRMTICKETRESPONSE']._serialized_end=519
-  _globals['_GETTICKETREQUEST']._serialized_start=521
-  _globals['_GETTICKETREQUEST']._serialized_end=553
-  _globals['_GETTICKETRESPONSE']._serialized_start=555
-  _globals['_GETTICKETRESPONSE']._serialized_end=607
-  _globals['_CANCELTICKETREQUEST']._serialized_start=609
-  _globals['_CANCELTICKETREQUEST']._serialized_end=644
-  _globals['_CANCELTICKETRESPONSE']._serialized_start=646
-  _globals['_CANCELTICKETRESPONSE']._serialized_end=701
-  _globals['_WATCHTICKETREQUEST']._serialized_start=703
-  _globals['_WATCHTICKETREQUEST']._serialized_end=737
-  _globals['_WATCHTICKETRESPONSE']._serialized_start=739
-  _globals['_WATCHTICKETRESPONSE']._serialized_end=793
-  _globals['_LISTGAMESREQUEST']._serialized_start=795
-  _globals['_LISTGAMESREQUEST']._serialized_end=888
-  _globals['_LISTGAMESRESPONSE']._serialized_start=890
-  _globals['_LISTGAMESRESPONSE']._serialized_end=971
-  _globals['_CREATESTREAMTOKENREQUEST']._serialized_start=973
-  _globals['_CREATESTREAMTOKENREQUEST']._serialized_end=999
-  _globals['_CREATESTREAMTOKENRESPONSE']._serialized_start=1001
-  _globals['_CREATESTREAMTOKENRESPONSE']._serialized_end=1092
-  _globals['_LOBBYSERVICE']._serialized_start=1095
-  _globals['_LOBBYSERVICE']._serialized_end=1970
+  _globals['_SIGNINGUESTRESPONSE']._serialized_end=311
+  _globals['_CREATETICKETREQUEST']._serialized_start=313
+  _globals['_CREATETICKETREQUEST']._serialized_end=405
+  _globals['_CREATETICKETRESPONSE']._serialized_start=407
+  _globals['_CREATETICKETRESPONSE']._serialized_end=462
+  _globals['_CONFIRMTICKETREQUEST']._serialized_start=464
+  _globals['_CONFIRMTICKETREQUEST']._serialized_end=500
+  _globals['_CONFIRMTICKETRESPONSE']._serialized_start=502
+  _globals['_CONFIRMTICKETRESPONSE']._serialized_end=558
+  _globals['_GETTICKETREQUEST']._serialized_start=560
+  _globals['_GETTICKETREQUEST']._serialized_end=592
+  _globals['_GETTICKETRESPONSE']._serialized_start=594
+  _globals['_GETTICKETRESPONSE']._serialized_end=646
+  _globals['_CANCELTICKETREQUEST']._serialized_start=648
+  _globals['_CANCELTICKETREQUEST']._serialized_end=683
+  _globals['_CANCELTICKETRESPONSE']._serialized_start=685
+  _globals['_CANCELTICKETRESPONSE']._serialized_end=740
+  _globals['_WATCHTICKETREQUEST']._serialized_start=742
+  _globals['_WATCHTICKETREQUEST']._serialized_end=776
+  _globals['_WATCHTICKETRESPONSE']._serialized_start=778
+  _globals['_WATCHTICKETRESPONSE']._serialized_end=832
+  _globals['_LISTGAMESREQUEST']._serialized_start=834
+  _globals['_LISTGAMESREQUEST']._serialized_end=927
+  _globals['_LISTGAMESRESPONSE']._serialized_start=929
+  _globals['_LISTGAMESRESPONSE']._serialized_end=1010
+  _globals['_LISTLIVEGAMESREQUEST']._serialized_start=1012
+  _globals['_LISTLIVEGAMESREQUEST']._serialized_end=1109
+  _globals['_LISTLIVEGAMESRESPONSE']._serialized_start=1111
+  _globals['_LISTLIVEGAMESRESPONSE']._serialized_end=1193
+  _globals['_CREATESPECTATORGRANTREQUEST']._serialized_start=1195
+  _globals['_CREATESPECTATORGRANTREQUEST']._serialized_end=1238
+  _globals['_CREATESPECTATORGRANTRESPONSE']._serialized_start=1240
+  _globals['_CREATESPECTATORGRANTRESPONSE']._serialized_end=1348
+  _globals['_CREATESTREAMTOKENREQUEST']._serialized_start=1350
+  _globals['_CREATESTREAMTOKENREQUEST']._serialized_end=1376
+  _globals['_CREATESTREAMTOKENRESPONSE']._serialized_start=1378
+  _globals['_CREATESTREAMTOKENRESPONSE']._serialized_end=1469
+  _globals['_LOBBYSERVICE']._serialized_start=1472
+  _globals['_LOBBYSERVICE']._serialized_end=2592
 # @@protoc_insertion_point(module_scope)

@@ -29,7 +29,12 @@ class SignInGuestRequest(_message.Message):
 
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     display_name: _builtins.str
-    """Shown to other players; 1-32 characters. Empty: "guest"."""
+    """Shown to other players, in any script: 1-32 characters after NFC
+    normalization and trimming the surrounding white space; no control,
+    bidirectional or other invisible format character but U+200D (the
+    zero-width joiner of emoji sequences). Anything else is INVALID_ARGUMENT
+    BAD_DISPLAY_NAME, saying why. Empty: "Guest".
+    """
     def __init__(
         self,
         *,
@@ -52,10 +57,15 @@ class SignInGuestResponse(_message.Message):
     PLAYER_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
     EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     player: _builtins.str
     """The new player id."""
     token: _builtins.str
     """A bearer token for the lobby and the game service."""
+    display_name: _builtins.str
+    """The display name as kept (normalized): the token carries it (claim
+    `name`), and tickets, game views and history show it.
+    """
     @_builtins.property
     def expire_time(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -64,10 +74,11 @@ class SignInGuestResponse(_message.Message):
         player: _builtins.str = ...,
         token: _builtins.str = ...,
         expire_time: _timestamp_pb2.Timestamp | None = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time", "player", b"player", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "expire_time", b"expire_time", "player", b"player", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -81,6 +92,13 @@ class CreateTicketRequest(_message.Message):
 
     PARTY_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    private: _builtins.bool
+    """A private table: its game is not listed by ListLiveGames, and no
+    spectator grant is issued for it (its players still replay it with their
+    own tokens). Private tickets are matched only with private tickets (a
+    party alone at a private table gets bots for the other seats).
+    """
     @_builtins.property
     def party(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """For a party: the other members' player ids (at most the team size less
@@ -99,10 +117,11 @@ class CreateTicketRequest(_message.Message):
         *,
         party: _abc.Iterable[_builtins.str] | None = ...,
         options: _game_pb2.RuleOptions | None = ...,
+        private: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "party", b"party"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "party", b"party", "private", b"private"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -369,6 +388,122 @@ class ListGamesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListGamesResponse: _TypeAlias = ListGamesResponse  # noqa: Y015
+
+@_typing.final
+class ListLiveGamesRequest(_message.Message):
+    """ListLiveGames's request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    RULE_SET_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """At most this many games: 1-100, 0 for 20."""
+    page_token: _builtins.str
+    """A previous response's next_page_token; empty: the most recently seated."""
+    rule_set: _game_pb2.RuleSet.ValueType
+    """Only games of this rule set; unspecified: every rule set."""
+    def __init__(
+        self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+        rule_set: _game_pb2.RuleSet.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "rule_set", b"rule_set"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLiveGamesRequest: _TypeAlias = ListLiveGamesRequest  # noqa: Y015
+
+@_typing.final
+class ListLiveGamesResponse(_message.Message):
+    """ListLiveGames's response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Pass it to get the next page; empty when there is none."""
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[_lobby_pb2.LiveGame]:
+        """The most recently seated first."""
+
+    def __init__(
+        self,
+        *,
+        games: _abc.Iterable[_lobby_pb2.LiveGame] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLiveGamesResponse: _TypeAlias = ListLiveGamesResponse  # noqa: Y015
+
+@_typing.final
+class CreateSpectatorGrantRequest(_message.Message):
+    """CreateSpectatorGrant's request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """"games/{game}": a game the lobby seated at a public table, live or
+    finished (within the history retention).
+    """
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateSpectatorGrantRequest: _TypeAlias = CreateSpectatorGrantRequest  # noqa: Y015
+
+@_typing.final
+class CreateSpectatorGrantResponse(_message.Message):
+    """CreateSpectatorGrant's response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """A bearer token with the role "spectator" and the claim `game` naming
+    this game only: GameService.WatchGame, GetGame and GetReplay accept it,
+    with the spectator's view (no seat's hidden cards). Being read-only and
+    for one public game, it may go in an EventSource URL (`?access_token=`).
+    """
+    game: _builtins.str
+    """"games/{game}"."""
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+        game: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time", "game", b"game", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateSpectatorGrantResponse: _TypeAlias = CreateSpectatorGrantResponse  # noqa: Y015
 
 @_typing.final
 class CreateStreamTokenRequest(_message.Message):

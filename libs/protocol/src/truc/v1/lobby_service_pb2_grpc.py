@@ -105,6 +105,16 @@ class LobbyServiceStub:
                 request_serializer=truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenRequest.SerializeToString,
                 response_deserializer=truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenResponse.FromString,
                 _registered_method=True)
+        self.ListLiveGames = channel.unary_unary(
+                '/truc.v1.LobbyService/ListLiveGames',
+                request_serializer=truc_dot_v1_dot_lobby__service__pb2.ListLiveGamesRequest.SerializeToString,
+                response_deserializer=truc_dot_v1_dot_lobby__service__pb2.ListLiveGamesResponse.FromString,
+                _registered_method=True)
+        self.CreateSpectatorGrant = channel.unary_unary(
+                '/truc.v1.LobbyService/CreateSpectatorGrant',
+                request_serializer=truc_dot_v1_dot_lobby__service__pb2.CreateSpectatorGrantRequest.SerializeToString,
+                response_deserializer=truc_dot_v1_dot_lobby__service__pb2.CreateSpectatorGrantResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -258,6 +268,38 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListLiveGames(self, request, context):
+        """Lists the games being played at public tables, the most recently seated
+        first, in pages (any signed-in player may call it). A game leaves the list
+        once the lobby has seen it end. Errors: UNAUTHENTICATED, PERMISSION_DENIED
+        (PLAYERS_ONLY), INVALID_ARGUMENT (BAD_REQUEST: page_size or page_token),
+        UNAVAILABLE.
+
+        REST: `GET /v1/liveGames?page_size=N&page_token=T&rule_set=R`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateSpectatorGrant(self, request, context):
+        """Issues a spectator grant for one game: a token (role "spectator", claim
+        `game`) that watches it live (GameService.WatchGame, GetGame) and replays
+        it once finished (GameService.GetReplay), always as a spectator sees it.
+        Any signed-in player may ask for a public table's game, live or finished
+        within the history retention; a private table's game only its own
+        players. Valid for TRUC_SPECTATOR_GRANT_SECONDS (4 hours by default).
+        Limited per caller (TRUC_SPECTATOR_GRANTS_PER_PLAYER). Errors:
+        UNAUTHENTICATED, PERMISSION_DENIED (PLAYERS_ONLY; GAME_PRIVATE: a private
+        table's game, to someone not at it), INVALID_ARGUMENT (BAD_NAME),
+        NOT_FOUND (GAME_NOT_FOUND: no game the lobby seated, or its record
+        expired), RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
+
+        REST: `POST /v1/games/{game}:spectate` (a JSON body, `{}`, is optional).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -300,6 +342,16 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.CreateStreamToken,
                     request_deserializer=truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenRequest.FromString,
                     response_serializer=truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenResponse.SerializeToString,
+            ),
+            'ListLiveGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLiveGames,
+                    request_deserializer=truc_dot_v1_dot_lobby__service__pb2.ListLiveGamesRequest.FromString,
+                    response_serializer=truc_dot_v1_dot_lobby__service__pb2.ListLiveGamesResponse.SerializeToString,
+            ),
+            'CreateSpectatorGrant': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSpectatorGrant,
+                    request_deserializer=truc_dot_v1_dot_lobby__service__pb2.CreateSpectatorGrantRequest.FromString,
+                    response_serializer=truc_dot_v1_dot_lobby__service__pb2.CreateSpectatorGrantResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -549,6 +601,60 @@ class LobbyService:
             '/truc.v1.LobbyService/CreateStreamToken',
             truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenRequest.SerializeToString,
             truc_dot_v1_dot_lobby__service__pb2.CreateStreamTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLiveGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/truc.v1.LobbyService/ListLiveGames',
+            truc_dot_v1_dot_lobby__service__pb2.ListLiveGamesRequest.SerializeToString,
+            truc_dot_v1_dot_lobby__service__pb2.ListLiveGamesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSpectatorGrant(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/truc.v1.LobbyService/CreateSpectatorGrant',
+            truc_dot_v1_dot_lobby__service__pb2.CreateSpectatorGrantRequest.SerializeToString,
+            truc_dot_v1_dot_lobby__service__pb2.CreateSpectatorGrantResponse.FromString,
             options,
             channel_credentials,
             insecure,

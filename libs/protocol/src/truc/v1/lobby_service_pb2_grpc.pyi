@@ -149,6 +149,30 @@ class LobbyServiceStub:
 
     REST: `POST /v1/streamTokens` (a JSON body, `{}`, is optional).
     """
+    ListLiveGames: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.ListLiveGamesRequest, _lobby_service_pb2.ListLiveGamesResponse]
+    """Lists the games being played at public tables, the most recently seated
+    first, in pages (any signed-in player may call it). A game leaves the list
+    once the lobby has seen it end. Errors: UNAUTHENTICATED, PERMISSION_DENIED
+    (PLAYERS_ONLY), INVALID_ARGUMENT (BAD_REQUEST: page_size or page_token),
+    UNAVAILABLE.
+
+    REST: `GET /v1/liveGames?page_size=N&page_token=T&rule_set=R`.
+    """
+    CreateSpectatorGrant: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.CreateSpectatorGrantRequest, _lobby_service_pb2.CreateSpectatorGrantResponse]
+    """Issues a spectator grant for one game: a token (role "spectator", claim
+    `game`) that watches it live (GameService.WatchGame, GetGame) and replays
+    it once finished (GameService.GetReplay), always as a spectator sees it.
+    Any signed-in player may ask for a public table's game, live or finished
+    within the history retention; a private table's game only its own
+    players. Valid for TRUC_SPECTATOR_GRANT_SECONDS (4 hours by default).
+    Limited per caller (TRUC_SPECTATOR_GRANTS_PER_PLAYER). Errors:
+    UNAUTHENTICATED, PERMISSION_DENIED (PLAYERS_ONLY; GAME_PRIVATE: a private
+    table's game, to someone not at it), INVALID_ARGUMENT (BAD_NAME),
+    NOT_FOUND (GAME_NOT_FOUND: no game the lobby seated, or its record
+    expired), RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
+
+    REST: `POST /v1/games/{game}:spectate` (a JSON body, `{}`, is optional).
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -270,6 +294,30 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     UNAVAILABLE.
 
     REST: `POST /v1/streamTokens` (a JSON body, `{}`, is optional).
+    """
+    ListLiveGames: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.ListLiveGamesRequest, _lobby_service_pb2.ListLiveGamesResponse]  # type: ignore[assignment]
+    """Lists the games being played at public tables, the most recently seated
+    first, in pages (any signed-in player may call it). A game leaves the list
+    once the lobby has seen it end. Errors: UNAUTHENTICATED, PERMISSION_DENIED
+    (PLAYERS_ONLY), INVALID_ARGUMENT (BAD_REQUEST: page_size or page_token),
+    UNAVAILABLE.
+
+    REST: `GET /v1/liveGames?page_size=N&page_token=T&rule_set=R`.
+    """
+    CreateSpectatorGrant: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.CreateSpectatorGrantRequest, _lobby_service_pb2.CreateSpectatorGrantResponse]  # type: ignore[assignment]
+    """Issues a spectator grant for one game: a token (role "spectator", claim
+    `game`) that watches it live (GameService.WatchGame, GetGame) and replays
+    it once finished (GameService.GetReplay), always as a spectator sees it.
+    Any signed-in player may ask for a public table's game, live or finished
+    within the history retention; a private table's game only its own
+    players. Valid for TRUC_SPECTATOR_GRANT_SECONDS (4 hours by default).
+    Limited per caller (TRUC_SPECTATOR_GRANTS_PER_PLAYER). Errors:
+    UNAUTHENTICATED, PERMISSION_DENIED (PLAYERS_ONLY; GAME_PRIVATE: a private
+    table's game, to someone not at it), INVALID_ARGUMENT (BAD_NAME),
+    NOT_FOUND (GAME_NOT_FOUND: no game the lobby seated, or its record
+    expired), RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
+
+    REST: `POST /v1/games/{game}:spectate` (a JSON body, `{}`, is optional).
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -437,6 +485,42 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         UNAVAILABLE.
 
         REST: `POST /v1/streamTokens` (a JSON body, `{}`, is optional).
+        """
+
+    @_abc_1.abstractmethod
+    def ListLiveGames(
+        self,
+        request: _lobby_service_pb2.ListLiveGamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.ListLiveGamesResponse, _abc.Awaitable[_lobby_service_pb2.ListLiveGamesResponse]]:
+        """Lists the games being played at public tables, the most recently seated
+        first, in pages (any signed-in player may call it). A game leaves the list
+        once the lobby has seen it end. Errors: UNAUTHENTICATED, PERMISSION_DENIED
+        (PLAYERS_ONLY), INVALID_ARGUMENT (BAD_REQUEST: page_size or page_token),
+        UNAVAILABLE.
+
+        REST: `GET /v1/liveGames?page_size=N&page_token=T&rule_set=R`.
+        """
+
+    @_abc_1.abstractmethod
+    def CreateSpectatorGrant(
+        self,
+        request: _lobby_service_pb2.CreateSpectatorGrantRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.CreateSpectatorGrantResponse, _abc.Awaitable[_lobby_service_pb2.CreateSpectatorGrantResponse]]:
+        """Issues a spectator grant for one game: a token (role "spectator", claim
+        `game`) that watches it live (GameService.WatchGame, GetGame) and replays
+        it once finished (GameService.GetReplay), always as a spectator sees it.
+        Any signed-in player may ask for a public table's game, live or finished
+        within the history retention; a private table's game only its own
+        players. Valid for TRUC_SPECTATOR_GRANT_SECONDS (4 hours by default).
+        Limited per caller (TRUC_SPECTATOR_GRANTS_PER_PLAYER). Errors:
+        UNAUTHENTICATED, PERMISSION_DENIED (PLAYERS_ONLY; GAME_PRIVATE: a private
+        table's game, to someone not at it), INVALID_ARGUMENT (BAD_NAME),
+        NOT_FOUND (GAME_NOT_FOUND: no game the lobby seated, or its record
+        expired), RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
+
+        REST: `POST /v1/games/{game}:spectate` (a JSON body, `{}`, is optional).
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
