@@ -376,3 +376,19 @@ def next_request(
         name=name, action=play, etag=mine.etag, request_id=str(uuid.uuid4())
     )
     return request, tokens[seat]
+
+
+@pytest.fixture(scope="module")
+def address(redis_server: RedisServer) -> Iterator[str]:
+    """One game-service replica for the module (a module with its own ``address``
+    or ``client`` fixture uses that instead); its log must hold no traceback."""
+    with running_replica(redis_server.url) as replica:
+        yield replica.address
+        assert "Traceback" not in replica.log(), replica.log()
+
+
+@pytest.fixture(scope="module")
+def client(address: str) -> Iterator[game_service_pb2_grpc.GameServiceStub]:
+    """A GameService stub on ``address``."""
+    with grpc.insecure_channel(address) as channel:
+        yield game_service_pb2_grpc.GameServiceStub(channel)

@@ -3,6 +3,7 @@ real generated messages, no mocks."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import typing
@@ -650,6 +651,61 @@ def test_view_options_deadline_versions_and_players() -> None:
         view_to_proto(
             view, name="g", players=PLAYERS, etag="", deadline_ms=None, event_versions=[1]
         )
+
+
+def test_legal_moves_are_only_the_seat_to_act_s_and_legal_messages_the_team_messages() -> None:
+    """The split of legal_actions (the engine never offers a move off turn, so
+    the rule that a seat not to act has no legal_moves is checked on a view
+    made to hold one)."""
+    state = new_game(RuleOptions(), seed=3).state
+    seat = state.to_act
+    assert seat is not None
+    view = view_for(state, seat)
+    moves = view.legal_actions  # the draw's winner names the dealer
+    assert moves and all(isinstance(a, ChooseDealer) for a in moves)
+    messages = (SIGNAL[Signal.ESPASA], DIRECTIVE[Directive.TRUC])
+    offered = dataclasses.replace(view, legal_actions=(*moves, *messages))
+
+    def kinds(actions: Sequence[game_pb2.Action]) -> list[str]:
+        return [str(a.WhichOneof("kind")) for a in actions]
+
+    to_act = view_to_proto(offered, name="g", players=PLAYERS, etag="", deadline_ms=None)
+    assert list(to_act.legal_moves) == [action_to_proto(a) for a in moves]
+    assert kinds(to_act.legal_messages) == ["signal", "directive"]
+    assert list(to_act.legal_actions) == [*to_act.legal_moves, *to_act.legal_messages]
+    other = dataclasses.replace(offered, to_act=(seat + 1) % 6)
+    off_turn = view_to_proto(other, name="g", players=PLAYERS, etag="", deadline_ms=None)
+    assert not off_turn.legal_moves and off_turn.legal_messages == to_act.legal_messages
+    assert off_turn.legal_actions == to_act.legal_actions
+    # The watch path builds the same fields.
+    public = public_view_to_proto(
+        other, name="g", players=PLAYERS, etag="", deadline_ms=None
+    ).SerializeToString()
+    shared = game_pb2.GameView()
+    seat_view_from_public(shared, public, other)
+    assert shared.legal_moves == off_turn.legal_moves
+    assert shared.legal_messages == off_turn.legal_messages
+
+
+def test_display_names_go_beside_the_players_and_are_empty_past_their_end() -> None:
+    state = new_game(RuleOptions(), seed=3).state
+    names = ("José María", "山田")
+    for view in (view_for(state, 0), view_for(state, None)):
+        msg = view_to_proto(
+            view, name="g", players=PLAYERS, etag="", deadline_ms=None, display_names=names
+        )
+        assert [s.display_name for s in msg.seats] == [*names, "", "", "", ""]
+        assert [s.player for s in msg.seats] == list(PLAYERS[:6])
+    family = registry_new_game(default_options(RuleSet.FRENCH_TRUC), seed=3).state
+    msg = public_view_to_proto(
+        registry_view(family, None),
+        name="g",
+        players=PLAYERS[:2],
+        etag="",
+        deadline_ms=None,
+        display_names=names,
+    )
+    assert [s.display_name for s in msg.seats] == list(names)
 
 
 # --- the rule sets of variants.md: cards of both packs, actions, deals, views ---

@@ -265,8 +265,10 @@ def view_problems(
     if seat is None:
         if view.HasField("seat") or view.hand or view.dealt or view.signals:
             problems.append("a spectator's view has a seat, cards or signals")
-        if view.legal_actions or view.HasField("embit_value") or view.HasField("flor_value"):
-            problems.append("a spectator's view has actions or declaration values")
+        if view.legal_actions or view.legal_moves or view.legal_messages:
+            problems.append("a spectator's view has actions")
+        if view.HasField("embit_value") or view.HasField("flor_value"):
+            problems.append("a spectator's view has declaration values")
     else:
         if not view.HasField("seat") or view.seat != seat:
             problems.append(f"seat {seat} got the view of seat {view.seat}")
@@ -331,6 +333,8 @@ def public_part(view: game_pb2.GameView) -> bytes:
     copy.CopyFrom(view)
     copy.ClearField("seat")
     copy.ClearField("legal_actions")
+    copy.ClearField("legal_moves")
+    copy.ClearField("legal_messages")
     copy.ClearField("hand")
     copy.ClearField("dealt")
     copy.ClearField("embit_value")
@@ -433,6 +437,11 @@ class Caller:
     role: str = "player"
     auth: frozenset[str] = frozenset()
     """The UNAUTHENTICATED reasons expected; empty when the token is valid."""
+
+    def seat_in(self, game: Game) -> int | None:
+        """The caller's seat: its player's, none for a spectator's token (even
+        one naming a seated player: a spectator only looks)."""
+        return None if self.role == "spectator" else game.seat_of(self.player)
 
 
 _ASCII: Final = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
@@ -759,7 +768,7 @@ def predict_submit(
         return Expect.error(SC.INVALID_ARGUMENT, "BAD_REQUEST")
     if game is None:
         return Expect.error(SC.NOT_FOUND, "GAME_NOT_FOUND")
-    seat = game.seat_of(caller.player)
+    seat = caller.seat_in(game)
     if seat is None:
         return Expect.error(SC.PERMISSION_DENIED, "NOT_SEATED")
     key = (caller.player or "", request.request_id)
@@ -932,7 +941,7 @@ def test_submit_action_fuzz_gets_documented_errors_or_legal_success(
     name = draw_name(data, arena, game)
     refs = References(arena)
     target = arena.games.get(name)
-    seat = target.seat_of(caller.player) if target is not None else None
+    seat = caller.seat_in(target) if target is not None else None
     legal = refs.legal(target, seat) if target is not None and seat is not None else ()
     action = draw_action(data, legal)
     request = game_service_pb2.SubmitActionRequest(
@@ -957,7 +966,7 @@ def test_get_game_fuzz_gets_documented_errors_or_the_callers_view(
     caller = make_caller(data, game)
     name = draw_name(data, arena, game)
     well, target = classify_name(arena, name)
-    seat = target.seat_of(caller.player) if target is not None else None
+    seat = caller.seat_in(target) if target is not None else None
     if caller.auth:
         expect = Expect(SC.UNAUTHENTICATED, caller.auth)
     elif not well:

@@ -118,7 +118,9 @@ def run_scenario_via(scenario: Scenario, channel: grpc.Channel, *, secret: str) 
     view = client.GetGame(game_service_pb2.GetGameRequest(name=game), metadata=spectator).game
     result = ScenarioResult(
         name=scenario.name,
-        scores=(view.scores.team_a, view.scores.team_b),
+        # A finished view shows the last manche's final scores; the scenario
+        # format, as the engine's own result, records the 0-0 after it.
+        scores=(0, 0) if view.finished else (view.scores.team_a, view.scores.team_b),
         manches=(view.manches.team_a, view.manches.team_b),
         history=tuple(
             MancheRecord(_TEAM[h.winner], (h.scores.team_a, h.scores.team_b)) for h in view.history

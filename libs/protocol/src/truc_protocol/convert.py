@@ -43,6 +43,8 @@ from truc_rules.actions import (
     ChooseDealer,
     CutDeck,
     Directive,
+    SendDirective,
+    SendSignal,
     Signal,
 )
 from truc_rules.cards import PIQUET, SPANISH, Card, Deck, Rank, Suit
@@ -946,16 +948,24 @@ def view_to_proto(
     deadline_ms: int | None,
     event_versions: Sequence[int] = (),
     absent: Iterable[int] = (),
+    display_names: Sequence[str] = (),
 ) -> game_pb2.GameView:
     """The proto message of a seat's (or a spectator's) view, of any rule set.
 
     ``players`` names the player of each seat ("" past its end); ``deadline_ms``
     is the turn deadline in milliseconds since the epoch; ``event_versions``
     gives the version of each of ``view.events`` (all 0 when empty); ``absent``
-    the seats the house plays for (``SeatInfo.absent``).
+    the seats the house plays for (``SeatInfo.absent``); ``display_names`` what
+    each seat's player is called (``SeatInfo.display_name``, "" past its end).
     """
     msg = public_view_to_proto(
-        view, name=name, players=players, etag=etag, deadline_ms=deadline_ms, absent=absent
+        view,
+        name=name,
+        players=players,
+        etag=etag,
+        deadline_ms=deadline_ms,
+        absent=absent,
+        display_names=display_names,
     )
     msg.MergeFromString(_seat_fields(view))
     if view.events:
@@ -979,15 +989,17 @@ def public_view_to_proto(
     etag: str,
     deadline_ms: int | None,
     absent: Iterable[int] = (),
+    display_names: Sequence[str] = (),
 ) -> game_pb2.GameView:
     """The part of :func:`view_to_proto` that is the same for every seat: all
-    but ``seat``, ``legal_actions``, ``hand``, ``dealt``, ``embit_value``,
-    ``flor_value``, ``signals`` (the viewer's team's), ``instruction`` (the
-    viewer's) and ``events``."""
+    but ``seat``, ``legal_actions``, ``legal_moves``, ``legal_messages``,
+    ``hand``, ``dealt``, ``embit_value``, ``flor_value``, ``signals`` (the
+    viewer's team's), ``instruction`` (the viewer's) and ``events``."""
+    names = _seat_names(tuple(players), tuple(display_names))
     if isinstance(view, FamilyView):
-        msg = _family_public_view(view, name=name, players=players, etag=etag)
+        msg = _family_public_view(view, name=name, names=names, etag=etag)
     else:
-        msg = _truc_y_flou_public_view(view, name=name, players=players, etag=etag)
+        msg = _truc_y_flou_public_view(view, name=name, names=names, etag=etag)
     msg.options.CopyFrom(_options_proto(view.options))
     if deadline_ms is not None:
         seconds, millis = divmod(deadline_ms, 1000)
@@ -998,6 +1010,22 @@ def public_view_to_proto(
     for seat in absent:
         seats[seat].absent = True
     return msg
+
+
+@functools.lru_cache(maxsize=4096)
+def _seat_names(
+    players: tuple[str, ...], display_names: tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
+    """(player, display name) of each seat of the largest table, "" past the
+    ends (a game's never change: made once per game while it is played)."""
+    n_players, n_names = len(players), len(display_names)
+    return tuple(
+        (
+            players[seat] if seat < n_players else "",
+            display_names[seat] if seat < n_names else "",
+        )
+        for seat in range(_MAX_SEATS)
+    )
 
 
 def _fill_common(msg: game_pb2.GameView, view: AnyView) -> None:
@@ -1014,7 +1042,7 @@ def _fill_common(msg: game_pb2.GameView, view: AnyView) -> None:
 
 
 def _truc_y_flou_public_view(
-    view: GameView, *, name: str, players: Sequence[str], etag: str
+    view: GameView, *, name: str, names: Sequence[tuple[str, str]], etag: str
 ) -> game_pb2.GameView:
     cards = _CARDS
     decided = view.decided
@@ -1054,16 +1082,17 @@ def _truc_y_flou_public_view(
         msg.draws.extend([cards[c] for pair in view.draws for c in pair])
 
     add_seat = msg.seats.add
-    n_players = len(players)
     hand_sizes = view.hand_sizes
     shown = view.shown
     for seat in range(_TY_SEATS):
+        player, display_name = names[seat]
         info = add_seat(
             seat=seat,
             team=_TEAMS[seat % 2],
             captain=seat in _CAPTAINS,
-            player=players[seat] if seat < n_players else "",
+            player=player,
             hand_size=hand_sizes[seat],
+            display_name=display_name,
         )
         if shown[seat]:
             info.shown.extend([cards[c] for c in shown[seat]])
@@ -1085,7 +1114,7 @@ def _truc_y_flou_public_view(
 
 
 def _family_public_view(
-    view: FamilyView, *, name: str, players: Sequence[str], etag: str
+    view: FamilyView, *, name: str, names: Sequence[tuple[str, str]], etag: str
 ) -> game_pb2.GameView:
     decided = view.decided
     seats = view.seat_count
@@ -1115,16 +1144,17 @@ def _family_public_view(
     _fill_common(msg, view)
 
     add_seat = msg.seats.add
-    n_players = len(players)
     hand_sizes = view.hand_sizes
     governors = view.governors
     for seat in range(seats):
+        player, display_name = names[seat]
         add_seat(
             seat=seat,
             team=_TEAMS[seat % 2],
-            player=players[seat] if seat < n_players else "",
+            player=player,
             hand_size=hand_sizes[seat],
             governor=seat in governors,
+            display_name=display_name,
         )
 
     _fill_tricks(msg, view, seats)
@@ -1159,8 +1189,19 @@ def _view_bytes(**fields: object) -> bytes:
 _SEAT_BYTES: Final = tuple(_view_bytes(seat=seat) for seat in range(_MAX_SEATS))
 _HAND_BYTES: Final = tuple(_view_bytes(hand=[card]) for card in _CARDS)
 _DEALT_BYTES: Final = tuple(_view_bytes(dealt=[card]) for card in _CARDS)
+
+
+def _legal_bytes(action: Action, msg: game_pb2.Action) -> tuple[bytes, bytes, bool]:
+    """``action`` as a ``legal_actions`` entry, as a ``legal_moves`` or
+    ``legal_messages`` entry (a signal or directive is a message, anything
+    else a move), and whether it is a message."""
+    message = isinstance(action, SendSignal | SendDirective)
+    split = _view_bytes(legal_messages=[msg]) if message else _view_bytes(legal_moves=[msg])
+    return _view_bytes(legal_actions=[msg]), split, message
+
+
 _LEGAL_ACTION_BYTES: Final = {
-    action: _view_bytes(legal_actions=[msg]) for action, msg in _ACTION_MESSAGES.items()
+    action: _legal_bytes(action, msg) for action, msg in _ACTION_MESSAGES.items()
 }
 _SIGNAL_BYTES: Final = {
     (seat, signal): _view_bytes(signals=[game_pb2.TeamMessage(seat=seat, signal=number)])
@@ -1184,18 +1225,24 @@ def _value_bytes(field: str, value: int) -> bytes:
 
 def _seat_fields(view: AnyView) -> bytes:
     """The fields of ``view`` that :func:`public_view_to_proto` leaves out, but
-    its events, serialized: ``seat``, ``legal_actions``, ``hand``, ``dealt``,
-    ``signals``, and Truc y Flou's ``embit_value`` and ``flor_value`` or the
-    other rule sets' ``instruction``."""
+    its events, serialized: ``seat``, ``legal_actions``, ``legal_moves`` (the
+    moves, only when the viewer is to act), ``legal_messages`` (the signals and
+    directives), ``hand``, ``dealt``, ``signals``, and Truc y Flou's
+    ``embit_value`` and ``flor_value`` or the other rule sets' ``instruction``."""
     parts: list[bytes] = []
-    if view.seat is not None:
-        parts.append(_SEAT_BYTES[view.seat])
+    seat = view.seat
+    if seat is not None:
+        parts.append(_SEAT_BYTES[seat])
+    to_move = seat is not None and seat == view.to_act
     legal = _LEGAL_ACTION_BYTES
     for action in view.legal_actions:
-        field = legal.get(action)  # equal values hash alike: PlayCard(c) is found
-        parts.append(
-            field if field is not None else _view_bytes(legal_actions=[_action_message(action)])
+        found = legal.get(action)  # equal values hash alike: PlayCard(c) is found
+        both, split, is_message = (
+            found if found is not None else _legal_bytes(action, _action_message(action))
         )
+        parts.append(both)
+        if to_move or is_message:
+            parts.append(split)
     hand = _HAND_BYTES
     parts += [hand[card] for card in view.hand]
     dealt = _DEALT_BYTES

@@ -26,7 +26,6 @@ lifetime only shrinks). Signing is the protocol's
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 from typing import Final
@@ -35,7 +34,7 @@ import jwt
 
 from truc_protocol.display_names import display_name_problem, normalized_display_name
 from truc_protocol.errors import PermissionDenied, Unauthenticated
-from truc_protocol.identifiers import PLAYER_ID_ALPHABET, valid_player_id
+from truc_protocol.identifiers import PLAYER_ID_ALPHABET, game_id_of, valid_player_id
 from truc_protocol.tokens import STREAM_SCOPE, issue_token
 
 __all__ = [
@@ -57,7 +56,6 @@ __all__ = [
 ]
 
 ALGORITHM: Final = "HS256"
-_GAME_NAME: Final = re.compile(r"games/[A-Za-z0-9_-]{1,64}")
 MAX_LIFETIME: Final = 30 * 86400
 """The default longest a token may still be valid, in seconds (30 days)."""
 CLOCK_SKEW: Final = 60
@@ -94,11 +92,15 @@ def bearer_token(header: str | None) -> str:
     """The token of an ``authorization: Bearer <token>`` value; TOKEN_MISSING or
     TOKEN_INVALID (Unauthenticated) if there is none or it is not that shape."""
     if not header:
-        raise Unauthenticated("TOKEN_MISSING", "send metadata 'authorization: Bearer <token>'")
+        raise Unauthenticated(
+            "TOKEN_MISSING",
+            "send 'authorization: Bearer <token>' (an HTTP header, or gRPC metadata)",
+        )
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token:
         raise Unauthenticated(
-            "TOKEN_INVALID", "the authorization metadata must be 'Bearer <token>'"
+            "TOKEN_INVALID",
+            "the authorization value (an HTTP header, or gRPC metadata) must be 'Bearer <token>'",
         )
     return token
 
@@ -207,7 +209,7 @@ def checked_game(game: object, role: str) -> str | None:
         return None
     if role != "spectator":
         raise Unauthenticated("TOKEN_INVALID", "only a spectator's token may name a game")
-    if not isinstance(game, str) or _GAME_NAME.fullmatch(game) is None:
+    if not isinstance(game, str) or game_id_of(game) is None:
         raise Unauthenticated("TOKEN_INVALID", "the token's game must be 'games/{game}'")
     return game
 

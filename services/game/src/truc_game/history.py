@@ -17,7 +17,7 @@ A log that does not replay to the stored current version is corrupt:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -55,24 +55,38 @@ class Replayed:
     """Each version's missed turns in a row per seat (:attr:`Entry.missed`),
     version 1 first."""
 
+    @property
+    def latest_version(self) -> int:
+        return len(self.events)
+
+    def states(self, first: int, last: int) -> Iterator[tuple[int, AnyState]]:
+        """(version, state) of each version from ``first`` to ``last`` (within
+        1 .. :attr:`latest_version`), oldest first: the log is replayed once,
+        from version 1 to ``last`` (the actions after it are not)."""
+        first = max(first, 1)
+        last = min(last, self.latest_version)
+        if first > last:
+            return
+        state = decode_state(self.first_state)
+        if first == 1:
+            yield 1, state
+        actions = _actions(self.records, self.record_bytes)[: last - 1]
+        for version, transition in enumerate(replay(state, actions), start=2):
+            if version >= first:
+                yield version, transition.state
+
     def entries_after(self, after_version: int) -> list[Entry]:
         """The versions after ``after_version`` as feed entries (without the
         request id that made each: the log keeps only its digest)."""
-        first = max(after_version, 0) + 1
-        if first > len(self.events):
-            return []
-        states = [decode_state(self.first_state)]
-        for transition in replay(states[0], _actions(self.records, self.record_bytes)):
-            states.append(transition.state)
         return [
             Entry(
                 version,
-                encode_state(states[version - 1]),
+                encode_state(state),
                 encode_events(self.events[version - 1]),
                 self.deadlines[version - 1],
                 missed=self.missed[version - 1],
             )
-            for version in range(first, len(self.events) + 1)
+            for version, state in self.states(after_version + 1, self.latest_version)
         ]
 
 

@@ -101,13 +101,20 @@ class RateLimited(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class GameMeta:
-    """What a game keeps besides its state: who sits where, how long a turn is."""
+    """What a game keeps besides its state: who sits where, how long a turn is,
+    and what each seat's player is called (empty: the game was created without
+    display names)."""
 
     players: tuple[str, ...]
     turn_seconds: int
+    display_names: tuple[str, ...] = ()
+    """One per seat, seat 0 first (:mod:`truc_protocol.display_names`), or none."""
 
     def encode(self) -> bytes:
-        return json.dumps({"p": list(self.players), "t": self.turn_seconds}).encode()
+        raw: dict[str, object] = {"p": list(self.players), "t": self.turn_seconds}
+        if self.display_names:
+            raw["n"] = list(self.display_names)
+        return json.dumps(raw).encode()
 
     @staticmethod
     def decode(data: bytes) -> GameMeta:
@@ -125,7 +132,7 @@ def _decode_meta(data: bytes) -> GameMeta:
     """Meta never changes once a game exists, so decoding it is memoised (a pure
     function of the stored bytes; nothing about the game is kept beyond that)."""
     raw = json.loads(data)
-    return GameMeta(tuple(raw["p"]), int(raw["t"]))
+    return GameMeta(tuple(raw["p"]), int(raw["t"]), tuple(raw.get("n", ())))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,11 +10,17 @@ transport) and import neither grpc nor redis; the gRPC servicer
 into protos. Turn deadlines are :mod:`truc_game.deadlines`.
 
 Nobody makes the service work for free: every action (a replay of an applied
-request id too) and every GetGame is counted per player and game in the
-script that serves it (RESOURCE_EXHAUSTED ``RATE_LIMITED`` past its rate), a
-caller without a seat is refused before a game's log is read, a player has a
-few GetGame calls in flight at most per replica, and the streams (WatchGame,
+request id too) and every GetGame and GetReplay is counted per player and game
+in the script that serves it (RESOURCE_EXHAUSTED ``RATE_LIMITED`` past its
+rate), a caller without a seat is refused before a game's log is read, a player
+has a few such reads in flight at most per replica, a GetReplay page builds at
+most :data:`truc_game.replays.MAX_PAGE_SIZE` views, and the streams (WatchGame,
 Play) a player and a replica hold open are limited (:mod:`truc_game.streams`).
+
+A spectator's token (role ``spectator``) always reads the public view and never
+acts, whichever player it names; a spectator grant (one naming a game,
+:attr:`~truc_service.tokens.Identity.game`) reads that game only
+(PERMISSION_DENIED :data:`GRANT_OTHER_GAME` for another, before anything is read).
 """
 
 from __future__ import annotations
@@ -30,6 +36,11 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from truc_protocol.display_names import (
+    BAD_DISPLAY_NAME,
+    display_name_problem,
+    normalized_display_name,
+)
 from truc_protocol.errors import (
     Aborted,
     AlreadyExists,
@@ -75,10 +86,10 @@ from truc_service.limits import Concurrency
 from truc_service.tokens import Identity
 from truc_telemetry import logs
 
-from . import metrics
+from . import metrics, replays
 from .absence import NEVER_ABSENT, AbsencePolicy
-from .history import flattened, read_history
-from .names import new_game_id, valid_game_id
+from .history import Replayed, flattened, read_history
+from .names import game_name, new_game_id, valid_game_id
 from .ports import (
     KEEP_DEADLINE,
     AlreadyApplied,
@@ -94,9 +105,11 @@ from .ports import (
     VersionFeed,
     log_record,
 )
+from .replays import ReplayPage
 from .streams import OpenStreams, Stream
 
 __all__ = [
+    "GRANT_OTHER_GAME",
     "ActionReader",
     "GameService",
     "NewGame",
@@ -105,6 +118,8 @@ __all__ = [
     "Watch",
     "actions_limited",
     "applied",
+    "check_grant",
+    "checked_display_names",
     "decoded",
     "decoded_state",
     "is_message",
@@ -115,12 +130,16 @@ __all__ = [
     "remember_decoded",
     "replayed_or_reused",
     "request_key_of",
+    "seat_of",
     "versions_of",
 ]
 
 log = logging.getLogger("truc.game")
 
 MAX_ETAG = 64
+GRANT_OTHER_GAME: Final = "GRANT_OTHER_GAME"
+"""PERMISSION_DENIED: a spectator grant (a token whose ``game`` claim names one
+game) used on another game."""
 READ_RETRY_MS: Final = 100
 """The wait a GetGame refused for too many calls in flight is told to take."""
 _CONFLICTS = metrics.CAS_CONFLICTS.labels("player")
@@ -190,6 +209,9 @@ class NewGame:
     fixed_draws: Sequence[Card] = ()
     """Truc y Flou only: the cards of each draw for the dealer (§2.4), team A's,
     then team B's, per draw."""
+    display_names: Sequence[str] = ()
+    """What each seat's player is called, seat 0 first (as stored: normalized),
+    or none."""
 
 
 class GameService:
@@ -250,6 +272,7 @@ class GameService:
             )
         if len(set(players)) != seats:
             raise InvalidArgument("BAD_REQUEST", "players: a player may hold only one seat")
+        names = checked_display_names(request.display_names, seats)
         game_id = request.game_id or new_game_id()
         if not valid_game_id(game_id):
             raise InvalidArgument("BAD_REQUEST", "game_id: 1-64 of A-Z a-z 0-9 _ -")
@@ -293,7 +316,7 @@ class GameService:
         except InvalidSetup as exc:
             raise InvalidArgument("BAD_REQUEST", str(exc)) from None
         state = transition.state
-        meta = GameMeta(players, turn)
+        meta = GameMeta(players, turn, names)
         created = await self._store.create(
             game_id,
             state=encode_state(state),
@@ -328,17 +351,19 @@ class GameService:
     # ------------------------------------------------------------------ read
 
     def _seat(self, identity: Identity, meta: GameMeta, game_id: str) -> int | None:
-        seat = meta.seat_of(identity.player)
+        seat = seat_of(identity, meta)
         if seat is None and needs_seat(identity):
             raise not_seated(identity, game_id)
         return seat
 
-    async def get_game(self, identity: Identity, game_id: str) -> SeatView:
-        """The caller's view with the whole event log so far (rebuilt from the
-        game's action log: :mod:`truc_game.history`). The read is counted
-        (``rate_reads`` per player and game per window) and a caller without a
-        seat refused before the log is read, in the same round trip; a player
-        has at most ``reads_in_flight`` of them at once on this replica."""
+    async def _read_counted(self, identity: Identity, game_id: str) -> Replayed:
+        """The game's every version, for a read of its log (GetGame, GetReplay):
+        a spectator grant for another game is refused first; the read is
+        counted (``rate_reads`` per player and game per window) and a caller
+        without a seat refused before the log is read, in the same round trip;
+        a player has at most ``reads_in_flight`` of them at once on this
+        replica."""
+        check_grant(identity, game_id)
         reader = Reader(
             identity.player, needs_seat(identity), self._rate_reads, self._rate_window_ms
         )
@@ -349,11 +374,17 @@ class GameService:
         )
         with in_flight:
             try:
-                found = await read_history(self._store, game_id, reader)
+                return await read_history(self._store, game_id, reader)
             except NotSeated:
                 raise not_seated(identity, game_id) from None
             except RateLimited as exc:
                 raise rate_limited(exc.retry_after_ms, "reads of this game") from None
+
+    async def get_game(self, identity: Identity, game_id: str) -> SeatView:
+        """The caller's view with the whole event log so far (rebuilt from the
+        game's action log: :mod:`truc_game.history`), read as
+        :meth:`_read_counted` says."""
+        found = await self._read_counted(identity, game_id)
         snapshot = found.snapshot
         seat = self._seat(identity, snapshot.meta, game_id)
         logs.bind(seat=seat)
@@ -368,6 +399,59 @@ class GameService:
             snapshot.meta,
             snapshot.deadline_ms,
             absent=self.absent(found.missed[-1]),
+        )
+
+    async def get_replay(
+        self,
+        identity: Identity,
+        game_id: str,
+        *,
+        page_size: int,
+        page_token: str,
+        as_spectator: bool,
+    ) -> ReplayPage:
+        """A page of the game's replay: the viewer's view of each version
+        after the one ``page_token`` names (none: from version 1), at most
+        ``page_size`` of them (:mod:`truc_game.replays`), each with that
+        version's events the viewer may see, exactly as WatchGame streamed
+        them. The viewer is the caller's seat, or a spectator (a spectator's
+        or the lobby's token, or ``as_spectator``). The page and its token are
+        checked before anything is read; the read is GetGame's
+        (:meth:`_read_counted`) and the log is replayed once, up to the page's
+        last version."""
+        size = replays.page_size_of(page_size)
+        after = replays.version_after(game_id, page_token)
+        found = await self._read_counted(identity, game_id)
+        snapshot = found.snapshot
+        meta = snapshot.meta
+        seat = self._seat(identity, meta, game_id)
+        if as_spectator:
+            seat = None
+        logs.bind(seat=seat)
+        latest = found.latest_version
+        if after > latest:
+            raise InvalidArgument(
+                "BAD_REQUEST", f"page_token: past the game's latest version {latest}"
+            )
+        last = min(after + size, latest)
+        steps = [
+            self.version_view(
+                game_id,
+                seat,
+                meta=meta,
+                version=version,
+                state=state,
+                events=found.events[version - 1],
+                deadline_ms=found.deadlines[version - 1],
+                missed=found.missed[version - 1],
+            )
+            for version, state in found.states(after + 1, last)
+        ]
+        return ReplayPage(
+            steps,
+            latest,
+            is_over(found.state),
+            replays.page_token(game_id, last) if last < latest else "",
         )
 
     # ------------------------------------------------------------------ act
@@ -395,7 +479,7 @@ class GameService:
         message = is_message(action)
         loaded = await self.load_counted(game_id, request_key, self.rate_of(identity, action))
         snapshot = loaded.snapshot
-        seat = snapshot.meta.seat_of(identity.player)
+        seat = seat_of(identity, snapshot.meta)
         if seat is None:
             raise not_seated(identity, game_id)
         logs.bind(seat=seat)
@@ -541,17 +625,46 @@ class GameService:
     def entry_view(self, game_id: str, seat: int | None, entry: Entry, meta: GameMeta) -> SeatView:
         """A seat's view of one version of the event log."""
         state, events = decoded(entry)
+        return self.version_view(
+            game_id,
+            seat,
+            meta=meta,
+            version=entry.version,
+            state=state,
+            events=events,
+            deadline_ms=entry.deadline_ms,
+            missed=entry.missed,
+            source=entry,
+        )
+
+    def version_view(
+        self,
+        game_id: str,
+        seat: int | None,
+        *,
+        meta: GameMeta,
+        version: int,
+        state: AnyState,
+        events: Sequence[Event],
+        deadline_ms: int | None,
+        missed: Sequence[int],
+        source: Entry | None = None,
+    ) -> SeatView:
+        """A seat's view of one version: its state, its events (those the seat
+        may see are kept), the deadline it set and its missed turns
+        (:attr:`Entry.missed`). What a watch, a session and a replay show of a
+        version."""
         view = view_for(state, seat, events)
         return SeatView(
             game_id,
             seat,
-            entry.version,
+            version,
             view,
-            (entry.version,) * len(view.events),
+            (version,) * len(view.events),
             meta,
-            entry.deadline_ms,
-            entry,
-            self.absent(entry.missed),
+            deadline_ms,
+            source,
+            self.absent(missed),
         )
 
     # ------------------------------------------------------------------ watch
@@ -566,6 +679,7 @@ class GameService:
         version), or RATE_LIMITED (too many streams open)."""
         if after_version < 0:
             raise InvalidArgument("BAD_REQUEST", "after_version: 0 or a version")
+        check_grant(identity, game_id)
         stream, watch = await self._streams.open(
             identity.player, self._authorize_watch(identity, game_id, after_version)
         )
@@ -623,6 +737,46 @@ def request_key_of(identity: Identity, request_id: str, etag: str) -> str:
     if len(etag) > MAX_ETAG:
         raise InvalidArgument("BAD_REQUEST", f"etag: at most {MAX_ETAG} characters")
     return f"{identity.player}\x00{request_id}" if request_id else ""
+
+
+def checked_display_names(names: Sequence[str], seats: int) -> tuple[str, ...]:
+    """CreateGame's display names: none, or one per seat, each a display name
+    as stored (:func:`~truc_protocol.display_names.normalized_display_name`
+    gives it back unchanged; :func:`~truc_protocol.display_names.display_name_problem`
+    finds nothing), else INVALID_ARGUMENT (``BAD_REQUEST`` for their number,
+    ``BAD_DISPLAY_NAME`` naming the seat)."""
+    if not names:
+        return ()
+    if len(names) != seats:
+        raise InvalidArgument(
+            "BAD_REQUEST", f"display_names: none or one per seat ({seats}), got {len(names)}"
+        )
+    for seat, name in enumerate(names):
+        problem = display_name_problem(name)
+        if problem is None and normalized_display_name(name) != name:
+            problem = "send it in NFC, without surrounding white space, as the lobby stores it"
+        if problem is not None:
+            raise InvalidArgument(
+                BAD_DISPLAY_NAME, f"display_names[{seat}] (seat {seat}): {problem}"
+            )
+    return tuple(names)
+
+
+def seat_of(identity: Identity, meta: GameMeta) -> int | None:
+    """The caller's seat in the game: its player's, but none for a spectator's
+    token (whoever it names: a spectator sees the public view and never acts)."""
+    return None if identity.role == "spectator" else meta.seat_of(identity.player)
+
+
+def check_grant(identity: Identity, game_id: str) -> None:
+    """A spectator grant (a token naming one game, :attr:`Identity.game`) opens
+    that game only: PERMISSION_DENIED :data:`GRANT_OTHER_GAME` for another."""
+    if identity.game is not None and identity.game != game_name(game_id):
+        raise PermissionDenied(
+            GRANT_OTHER_GAME,
+            f"this spectator grant is for {identity.game}, not {game_name(game_id)}: "
+            "ask the lobby for a grant of this game",
+        )
 
 
 def needs_seat(identity: Identity) -> bool:

@@ -38,6 +38,9 @@ class FamilyView:
     legal_actions: tuple[Action, ...]
     """The viewer's legal actions now (empty for a spectator)."""
     scores: tuple[int, int]
+    """The current manche's scores; once the match is over, the last manche's
+    final scores (its ``history`` entry's), not the 0-0 of a manche that will
+    not be played."""
     manches: tuple[int, int]
     history: tuple[tuple[int, int, int], ...]
     belle: bool
@@ -79,6 +82,8 @@ def view_for(state: FamilyState, seat: int | None, events: Iterable[Event] = ())
     if seat is not None and not 0 <= seat < seats:
         raise ValueError(f"seat must be 0-{seats - 1} or None, not {seat!r}")
     team = seat % 2 if seat is not None else None
+    over = state.phase == Phase.MATCH_OVER
+    scores = state.history[-1][1:] if over and state.history else state.scores
     return FamilyView(
         seat=seat,
         rule_set=state.variant.rule_set,
@@ -88,11 +93,11 @@ def view_for(state: FamilyState, seat: int | None, events: Iterable[Event] = ())
         prompt=state.prompt,
         to_act=state.to_act,
         legal_actions=legal_actions(state, seat) if seat is not None else (),
-        scores=state.scores,
+        scores=scores,
         manches=state.manches,
         history=state.history,
         belle=state.belle,
-        finished=state.phase == Phase.MATCH_OVER,
+        finished=over,
         winner=state.winner,
         hand_number=state.hand_number,
         hands_played=state.hands_played,

@@ -48,6 +48,9 @@ class GameView:
     legal_actions: tuple[Action, ...]
     """The viewer's legal actions now (empty for a spectator)."""
     scores: tuple[int, int]
+    """The current manche's scores; once the match is over, the last manche's
+    final scores (its ``history`` entry's), not the 0-0 of a manche that will
+    not be played."""
     manches: tuple[int, int]
     history: tuple[tuple[int, int, int], ...]
     espintou: tuple[bool, bool]
@@ -111,6 +114,8 @@ def view_for(state: GameState, seat: int | None, events: Iterable[Event] = ()) -
         hand_values(own_dealt, state.options.ace_value) if in_hand and own_dealt else (None, None)
     )
     target = state.options.target_score
+    over = state.phase == Phase.MATCH_OVER
+    scores = state.history[-1][1:] if over and state.history else state.scores
     return GameView(
         seat=seat,
         options=state.options,
@@ -118,15 +123,12 @@ def view_for(state: GameState, seat: int | None, events: Iterable[Event] = ()) -
         prompt=state.prompt,
         to_act=state.to_act,
         legal_actions=legal_actions(state, seat) if seat is not None else (),
-        scores=state.scores,
+        scores=scores,
         manches=state.manches,
         history=state.history,
-        espintou=(
-            state.scores[0] >= min(ESPINTOU, target),
-            state.scores[1] >= min(ESPINTOU, target),
-        ),
+        espintou=(scores[0] >= min(ESPINTOU, target), scores[1] >= min(ESPINTOU, target)),
         belle=state.belle,
-        finished=state.phase == Phase.MATCH_OVER,
+        finished=over,
         winner=state.winner,
         hand_number=state.hand_number,
         hands_played=state.hands_played,

@@ -34,7 +34,7 @@ class PublicViews:
     def of(self, seat_view: SeatView) -> bytes:
         """The serialized public part of ``seat_view``'s view."""
         source = seat_view.source
-        key = (seat_view.game_id, source, seat_view.meta.players)
+        key = (seat_view.game_id, source, seat_view.meta)
         part = self._parts.get(key) if source is not None else None
         if part is None:
             part = public_view_to_proto(
@@ -44,6 +44,7 @@ class PublicViews:
                 etag=seat_view.etag,
                 deadline_ms=seat_view.deadline_ms,
                 absent=seat_view.absent,
+                display_names=seat_view.meta.display_names,
             ).SerializeToString()
             if source is not None:
                 if len(self._parts) >= self._size:

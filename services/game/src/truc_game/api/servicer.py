@@ -74,6 +74,11 @@ def add_to_server(servicer: GameServicer, server: grpc.aio.Server) -> None:
             request_deserializer=lenient(game_service_pb2.WatchGameRequest.FromString),
             response_serializer=game_service_pb2.WatchGameResponse.SerializeToString,
         ),
+        "GetReplay": grpc.unary_unary_rpc_method_handler(
+            servicer.GetReplay,
+            request_deserializer=lenient(game_service_pb2.GetReplayRequest.FromString),
+            response_serializer=game_service_pb2.GetReplayResponse.SerializeToString,
+        ),
         # Play's responses are serialized PlayResponse bytes already (api.play).
         "Play": grpc.stream_stream_rpc_method_handler(
             servicer.Play,
@@ -113,6 +118,7 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
             deadline_ms=seat_view.deadline_ms,
             event_versions=seat_view.event_versions,
             absent=seat_view.absent,
+            display_names=seat_view.meta.display_names,
         )
 
     @guarded
@@ -140,6 +146,7 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
                 card_from_proto(c, f"fixed_draws[{i}]", pack, strict=True)
                 for i, c in enumerate(request.fixed_draws)
             ],
+            display_names=list(request.display_names),
         )
         seat_view = await self._service.create_game(identity, new)
         return game_service_pb2.CreateGameResponse(
@@ -219,6 +226,40 @@ class GameServicer(game_service_pb2_grpc.GameServiceServicer):
                 yield response
         finally:
             await self._service.end_watch(watch)
+
+    @guarded
+    async def GetReplay(  # noqa: N802
+        self, raw: game_service_pb2.GetReplayRequest | None, context: Context
+    ) -> game_service_pb2.GetReplayResponse:
+        request = require(raw, "GetReplayRequest")
+        identity = self._identity(context)
+        game_id = _game_id(request.name)
+        minimal = minimal_view_from_proto(request.response_view)
+        page = await self._service.get_replay(
+            identity,
+            game_id,
+            page_size=request.page_size,
+            page_token=request.page_token,
+            as_spectator=request.as_spectator,
+        )
+        response = game_service_pb2.GetReplayResponse(
+            next_page_token=page.next_page_token,
+            latest_version=page.latest_version,
+            finished=page.finished,
+        )
+        add_step = response.steps.add
+        for seat_view in page.steps:
+            step = add_step(version=seat_view.version)
+            if minimal:
+                step.game.CopyFrom(
+                    minimal_view_to_proto(seat_view.view, name=request.name, etag=seat_view.etag)
+                )
+                step.events.extend(events_to_proto(seat_view.view.events, seat_view.version))
+            else:
+                step.game.CopyFrom(self._view(seat_view))
+                step.events.extend(step.game.events)
+                step.game.ClearField("events")
+        return response
 
     async def Play(  # type: ignore[override]  # noqa: N802 - responses are written as bytes
         self,
