@@ -24,6 +24,7 @@ from truc_lobby.addresses import ClientAddresses
 from truc_lobby.api import LobbyServicer
 from truc_lobby.history import GameHistory
 from truc_lobby.limits import LobbyLimits, RateLimits
+from truc_lobby.live import LiveGames
 from truc_lobby.results import ResultsFollower
 from truc_lobby.service import LobbyService
 from truc_lobby.store import LobbyStore
@@ -73,7 +74,7 @@ def _reason(trailers: tuple[tuple[str, Any], ...]) -> str:
 
 def _limited() -> RateLimits:
     rate = RateLimit(10, 60_000)
-    return RateLimits(rate, rate, rate, rate)
+    return RateLimits(rate, rate, rate, rate, rate)
 
 
 def test_the_store_and_the_history_raise_store_unavailable(tmp_path: Path) -> None:
@@ -87,8 +88,12 @@ def test_the_store_and_the_history_raise_store_unavailable(tmp_path: Path) -> No
                 store.follow("t", 0, watching=True),
                 store.queue(),
                 store.queue_length(),
+                store.seated_table("g"),
+                store.set_waiting({"k": 1}, 1000),
                 GameHistory(redis).page("p", 10, ""),
+                LiveGames(redis).page(10, ""),
                 LobbyLimits(redis, _limited()).ticket("p"),
+                LobbyLimits(redis, _limited()).spectator_grant("p"),
                 LobbyLimits(redis, _limited()).guest_sign_in("203.0.113.7"),
             ):
                 with pytest.raises(Unavailable) as caught:
@@ -132,6 +137,10 @@ def test_a_call_is_answered_unavailable_store_unavailable(tmp_path: Path) -> Non
             ),
             lambda c: servicer.GetTicket(lobby_service_pb2.GetTicketRequest(name="tickets/a"), c),
             lambda c: servicer.ListGames(lobby_service_pb2.ListGamesRequest(), c),
+            lambda c: servicer.ListLiveGames(lobby_service_pb2.ListLiveGamesRequest(), c),
+            lambda c: servicer.CreateSpectatorGrant(
+                lobby_service_pb2.CreateSpectatorGrantRequest(name="games/g"), c
+            ),
         ]
         try:
             for call in calls:

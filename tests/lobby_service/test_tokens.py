@@ -165,6 +165,26 @@ def test_an_external_token_is_a_players_whatever_its_role_claim(
 
 
 @pytest.mark.parametrize(
+    ("claim", "shown"),
+    [(" Jose\u0301 ", "José"), ("\u202eevil", ""), ("x" * 33, ""), (42, ""), (None, "")],
+)
+def test_an_external_tokens_name_is_its_display_name_when_valid(
+    lobbies: list[Lobby], claim: object, shown: str
+) -> None:
+    sub = f"auth0|{int(time.time() * 1e6)}"
+    token = _external(sub, **({} if claim is None else {"name": claim}))
+    who = Guest(sub, token)  # signed in either way; an invalid name is no name
+    name = queue(lobbies[0], who)
+    ticket = (
+        lobbies[1]
+        .GetTicket(lobby_service_pb2.GetTicketRequest(name=name), metadata=who.metadata)
+        .ticket
+    )
+    assert [(m.player, m.display_name) for m in ticket.members] == [(sub, shown)]
+    lobbies[1].CancelTicket(lobby_service_pb2.CancelTicketRequest(name=name), metadata=who.metadata)
+
+
+@pytest.mark.parametrize(
     "sub", ["a b", "tab\there", "ctl\x01", "esc\x1b[31m", 'q"uote', "k=v", "x" * 129, ""]
 )
 def test_an_external_sub_outside_the_safe_alphabet_is_refused(

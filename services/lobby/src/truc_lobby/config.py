@@ -42,6 +42,13 @@ switch and the JWT key rules of every truc service).
 | ``TRUC_TICKET_WATCHES_PER_PLAYER`` | ``8`` | WatchTicket streams one player holds open on one |
 | | | replica (0: no limit) |
 | ``TRUC_TICKET_WATCHES_PER_REPLICA`` | ``20000`` | WatchTicket streams open on one replica |
+| ``TRUC_TICKET_PROGRESS_SECONDS`` | ``5`` | a WatchTicket stream sends its queued ticket again at |
+| | | least this often (``bots_time``, ``players_waiting``: a client's countdown; 0.1-3600) |
+| ``TRUC_SPECTATOR_GRANT_SECONDS`` | ``14400`` | lifetime of a spectator grant |
+| | | (CreateSpectatorGrant; 60-86400, at most ``TRUC_MAX_TOKEN_SECONDS``) |
+| ``TRUC_SPECTATOR_GRANTS_PER_PLAYER`` | ``60`` | CreateSpectatorGrant per player per |
+| | | window (0: no limit) ... |
+| ``TRUC_SPECTATOR_GRANTS_PER_PLAYER_WINDOW_SECONDS`` | ``60`` | ... of this many seconds |
 | ``TRUC_CONFIRM_SECONDS`` | ``120`` | a party ticket not confirmed by all expires after this |
 | ``TRUC_DEFAULT_RATING`` | ``1500`` | rating of a new player |
 | ``TRUC_GAME_TURN_SECONDS`` | ``0`` | turn deadline of each game (0: the game's default) |
@@ -157,6 +164,21 @@ class Settings(SignedSettings):
     ticket_watches_per_replica: int = Field(
         20_000, ge=0, le=10**7, validation_alias="TRUC_TICKET_WATCHES_PER_REPLICA"
     )
+    ticket_progress_seconds: float = Field(
+        5.0, ge=0.1, le=3600, validation_alias="TRUC_TICKET_PROGRESS_SECONDS"
+    )
+    spectator_grant_seconds: int = Field(
+        14_400, ge=60, le=_DAY, validation_alias="TRUC_SPECTATOR_GRANT_SECONDS"
+    )
+    spectator_grants_per_player: int = Field(
+        60, ge=0, le=10**9, validation_alias="TRUC_SPECTATOR_GRANTS_PER_PLAYER"
+    )
+    spectator_grants_per_player_window_seconds: float = Field(
+        60.0,
+        ge=0.001,
+        le=_DAY,
+        validation_alias="TRUC_SPECTATOR_GRANTS_PER_PLAYER_WINDOW_SECONDS",
+    )
     confirm_seconds: float = Field(120.0, ge=1, le=86400, validation_alias="TRUC_CONFIRM_SECONDS")
     default_rating: float = Field(1500.0, ge=0, le=5000, validation_alias="TRUC_DEFAULT_RATING")
     game_turn_seconds: int = Field(0, ge=0, le=3600, validation_alias="TRUC_GAME_TURN_SECONDS")
@@ -174,6 +196,12 @@ class Settings(SignedSettings):
                 f"TRUC_TOKEN_TTL_SECONDS ({self.token_ttl_seconds}) must be at most "
                 f"TRUC_MAX_TOKEN_SECONDS ({self.max_token_seconds}): the lobby would issue "
                 "tokens no service accepts"
+            )
+        if self.spectator_grant_seconds > self.max_token_seconds:
+            raise ValueError(
+                f"TRUC_SPECTATOR_GRANT_SECONDS ({self.spectator_grant_seconds}) must be at most "
+                f"TRUC_MAX_TOKEN_SECONDS ({self.max_token_seconds}): the game service would "
+                "refuse the grants"
             )
         return self
 

@@ -35,6 +35,8 @@ __all__ = [
     "GameRecord",
     "PageTokenError",
     "history_key",
+    "page_token",
+    "parse_page_token",
     "summary_key",
 ]
 
@@ -63,6 +65,15 @@ class GameRecord:
     changes: dict[str, float]
     """Rating change of each rated player (in the game's rule set)."""
     rule_set: RuleSet = RuleSet.TRUC_Y_FLOU
+    names: tuple[str, ...] = ()
+    """Each seat's display name, as ``seats`` (none: a record written before
+    display names, or a game seated before them)."""
+    private: bool = False
+    """The table was private."""
+
+    def name_of(self, index: int) -> str:
+        """The display name of ``seats[index]`` ("" if unknown)."""
+        return self.names[index] if index < len(self.names) else ""
 
     @property
     def seat_count(self) -> int:
@@ -78,6 +89,8 @@ class GameRecord:
                 "w": self.winner,
                 "e": self.end_ms,
                 "c": self.changes,
+                "n": list(self.names),
+                "p": int(self.private),
             },
             separators=(",", ":"),
         )
@@ -92,6 +105,8 @@ class GameRecord:
             end_ms=int(raw["e"]),
             changes={str(k): float(v) for k, v in raw["c"].items()},
             rule_set=RuleSet(raw.get("r", RuleSet.TRUC_Y_FLOU)),
+            names=tuple(str(n) for n in raw.get("n", ())),
+            private=bool(raw.get("p", 0)),
         )
 
 
@@ -105,12 +120,21 @@ class PageTokenError(ValueError):
     """A page token this lobby did not issue."""
 
 
-def _page_token(record: GameRecord) -> str:
-    raw = f"{record.end_ms}:{record.game}".encode()
+def page_token(ms: int, game: str) -> str:
+    """The opaque token of a page that goes on after the game ``game`` at time
+    ``ms`` (a sorted set of games scored by time, read most recent first: the
+    histories here, the live games in :mod:`truc_lobby.live`)."""
+    raw = f"{ms}:{game}".encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _parse_page_token(token: str) -> tuple[int, str]:
+def _page_token(record: GameRecord) -> str:
+    return page_token(record.end_ms, record.game)
+
+
+def parse_page_token(token: str) -> tuple[int, str]:
+    """The (time, game) of a :func:`page_token`; :class:`PageTokenError` if it
+    is not one."""
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
         end, game = raw.split(":", 1)
@@ -167,7 +191,7 @@ class GameHistory:
         key = history_key(player)
         pipe = self._redis.pipeline(transaction=False)
         if token:
-            end_ms, last = _parse_page_token(token)
+            end_ms, last = parse_page_token(token)
             pipe.zrevrangebyscore(key, end_ms, end_ms)  # games that ended the same ms
             pipe.zrevrangebyscore(key, f"({end_ms}", "-inf", start=0, num=size + 1)
             ties, older = await pipe.execute()

@@ -9,7 +9,8 @@ wait (``retry_after_ms``, :func:`truc_protocol.errors.rate_limited`):
   every address together (an address over its own limit is not counted in the
   total, so one address cannot use up everyone's sign-ins by itself);
 * tickets created per player;
-* stream tokens issued per player.
+* stream tokens issued per player;
+* spectator grants issued per player.
 
 A refused call is still counted: hammering past a limit does not shorten the
 wait. Redis failing is ``STORE_UNAVAILABLE`` (the call is refused, not let
@@ -40,11 +41,12 @@ class RateLimits:
     signins_total: RateLimit
     tickets_per_player: RateLimit
     stream_tokens_per_player: RateLimit
+    spectator_grants_per_player: RateLimit
 
     @staticmethod
     def unlimited() -> RateLimits:
         none = RateLimit(0, 1000)
-        return RateLimits(none, none, none, none)
+        return RateLimits(none, none, none, none, none)
 
 
 class LobbyLimits:
@@ -85,4 +87,12 @@ class LobbyLimits:
             f"{_RATE}:stream:{player}",
             self.limits.stream_tokens_per_player,
             "stream tokens for this player",
+        )
+
+    async def spectator_grant(self, player: str) -> None:
+        """One more spectator grant for ``player``."""
+        await self._count(
+            f"{_RATE}:spectate:{player}",
+            self.limits.spectator_grants_per_player,
+            "spectator grants for this player",
         )

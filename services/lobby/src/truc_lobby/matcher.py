@@ -41,6 +41,16 @@ options. Tickets queued by a lobby older than the rule sets (Truc y Flou
 options without ``rule_set``) are keyed like today's Truc y Flou tickets; a
 ticket whose options name a rule set this lobby does not know (queued by a
 newer one, in a rolling update) stays in the queue for the replicas that do.
+A private ticket's queue key ends with the private mark
+(:data:`~truc_lobby.rule_sets.PRIVATE_SUFFIX`): it is seated only with private
+tickets, and its game is neither listed nor watched (:class:`~truc_lobby.store.Claim`
+``private``).
+
+Each round also counts the players waiting in each queue (the followed tickets
+taking part in it, every member) and writes the counts down
+(:meth:`~truc_lobby.store.LobbyStore.set_waiting`): a queued ticket shows its
+queue's (``players_waiting``). ``CreateGame`` gets each seat's display name
+(the one its player signed in with; a bot's :func:`~truc_lobby.store.bot_name`).
 """
 
 from __future__ import annotations
@@ -57,12 +67,13 @@ import grpc
 from redis.exceptions import RedisError
 from truc.v1 import game_pb2, game_service_pb2, game_service_pb2_grpc
 
+from truc_protocol.display_names import MAX_DISPLAY_NAME
 from truc_protocol.errors import InvalidArgument, Unavailable
 
 from . import metrics
 from .matchmaking import MatchPolicy, Member, QueuedTicket, Table, form_tables
-from .rule_sets import TableRules, stored_rules
-from .store import Claim, LobbyStore
+from .rule_sets import TableRules, queued_rules
+from .store import Claim, LobbyStore, bot_name
 from .tokens import TokenIssuer
 
 __all__ = ["BOT_PREFIX", "Matcher"]
@@ -120,6 +131,8 @@ class Matcher:
         self._owner = secrets.token_hex(8)
         self._unreadable: set[str] = set()
         """Queued tickets this lobby cannot seat (warned about once)."""
+        self._waiting_ms = max(2000, 10 * interval_ms)
+        """How long a round's counts of waiting players are kept (rounds rewrite them)."""
         self.tables_formed = 0
 
     async def run(self) -> None:
@@ -157,21 +170,29 @@ class Matcher:
             live[ticket] = entry
         self._unreadable &= live.keys()
         tickets: list[QueuedTicket] = []
+        names: dict[str, str] = {}
+        waiting: dict[str, int] = defaultdict(int)
         for ticket, entry in live.items():
             if not self._present(queue.followed.get(ticket), now_ms):
                 continue  # nobody follows it now: no table, no bots
-            rules = self._rules(ticket, entry)
-            if rules is None:
+            table = self._rules(ticket, entry)
+            if table is None:
                 continue
+            rules, private = table
+            key = rules.queue_key(private)  # today's key, also for a ticket queued before
+            waiting[entry["k"]] += len(entry["m"])
+            for member in entry["m"]:
+                names[member[0]] = str(member[2]) if len(member) > 2 else ""
             tickets.append(
                 QueuedTicket(
                     ticket=ticket,
-                    members=tuple(Member(p, float(r)) for p, r in entry["m"]),
-                    options=rules.key,
+                    members=tuple(Member(m[0], float(m[1])) for m in entry["m"]),
+                    options=key,
                     enqueued_at=entry["q"] / 1000,
                     seats=rules.seat_count,
                 )
             )
+        await self._store.set_waiting(waiting, self._waiting_ms)
         tables = form_tables(tickets, now, self._policy)
         bots: set[str] = set()
         if self._bot_wait > 0:
@@ -181,7 +202,7 @@ class Matcher:
 
         async def seat(table: Table) -> bool:
             async with limit:
-                return await self._seat(table, live, now_ms, bots)
+                return await self._seat(table, live, now_ms, bots, names)
 
         outcomes = await asyncio.gather(*(seat(t) for t in tables))
         seated = [t for t, ok in zip(tables, outcomes, strict=True) if ok]
@@ -195,19 +216,19 @@ class Matcher:
             return True
         return followed_ms is not None and now_ms - followed_ms <= self._presence_ms
 
-    def _rules(self, ticket: str, entry: dict[str, Any]) -> TableRules | None:
-        """The table a queued ticket waits for (from its stored options key), or
-        None when this lobby cannot seat it: options of a rule set it does not
-        know, or a party larger than their team (only a ticket a newer lobby
-        stored can be so, in a rolling update). Such a ticket is left in the
+    def _rules(self, ticket: str, entry: dict[str, Any]) -> tuple[TableRules, bool] | None:
+        """The table a queued ticket waits for and whether it is private (from
+        its stored queue key), or None when this lobby cannot seat it: options
+        of a rule set it does not know, or a party larger than their team (only
+        a ticket a newer lobby stored can be so, in a rolling update). Such a ticket is left in the
         queue for the replicas that can (logged once)."""
         try:
-            rules = stored_rules(bytes.fromhex(entry["k"]))
+            rules, private = queued_rules(entry["k"])
         except (InvalidArgument, ValueError) as exc:
             problem = str(exc)
         else:
             if len(entry["m"]) <= rules.team_size:
-                return rules
+                return rules, private
             problem = f"a party of {len(entry['m'])} in {rules.rule_set}"
         if ticket not in self._unreadable:
             log.warning("ticket left to other replicas: %s", problem, extra={"ticket": ticket})
@@ -260,16 +281,27 @@ class Matcher:
         return formed
 
     async def _seat(
-        self, table: Table, live: dict[str, dict[str, Any]], now_ms: int, bots: set[str]
+        self,
+        table: Table,
+        live: dict[str, dict[str, Any]],
+        now_ms: int,
+        bots: set[str],
+        names: dict[str, str],
     ) -> bool:
+        rules, private = queued_rules(table.options)
         claim = Claim(
             game=secrets.token_hex(12),
             tickets=tuple(t for t in table.tickets if t not in bots),
             seats=tuple(
                 (s, m.player, m.player in bots, m.rating) for s, m in enumerate(table.seats)
             ),
-            options=bytes.fromhex(table.options),
+            options=rules.options,
             turn_seconds=self._turn_seconds,
+            names=tuple(
+                bot_name(s) if m.player in bots else names.get(m.player, "")
+                for s, m in enumerate(table.seats)
+            ),
+            private=private,
         )
         if not await self._store.claim(claim, lease_until_ms=now_ms + CLAIM_LEASE_MS):
             return False
@@ -301,6 +333,7 @@ class Matcher:
             players=claim.players,
             options=game_pb2.RuleOptions.FromString(claim.options),
             turn_seconds=claim.turn_seconds,
+            display_names=_display_names(claim),
         )
         metadata = (("authorization", "Bearer " + self._tokens.lobby_token()),)
         try:
@@ -316,11 +349,27 @@ class Matcher:
                     claim.game, until_ms=now_ms + RETRY_MS, if_due_at_ms=None
                 )
             return False
+        names = claim.seat_names()
         bot_tokens = {
-            player: self._tokens.player_token(player)[0] for _, player, bot, _ in claim.seats if bot
+            player: self._tokens.player_token(player, name=names[i])[0]
+            for i, (_, player, bot, _) in enumerate(claim.seats)
+            if bot
         }
         if not await self._store.seat(claim, bot_tokens=bot_tokens):
             return False  # another replica seated it (or put it back) meanwhile
         metrics.TABLES_SEATED.inc()
         log.info("table seated", extra={"game": claim.game, "tickets": list(claim.tickets)})
         return True
+
+
+def _display_names(claim: Claim) -> list[str]:
+    """CreateGame's ``display_names``: each seat's, seat 0 first; a player who
+    has none (an identity provider's token without a valid name) is shown by
+    their player id (of the safe alphabet, so a valid display name; cut to the
+    longest one). None at all (a claim written before display names): none."""
+    names = claim.seat_names()
+    if not any(names):
+        return []
+    return [
+        name or player[:MAX_DISPLAY_NAME] for name, player in zip(names, claim.players, strict=True)
+    ]

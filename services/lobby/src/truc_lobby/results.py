@@ -39,7 +39,10 @@ its end is coming on the stream.
 The result is applied in one script that first removes the game from
 :data:`~truc_lobby.store.ACTIVE`: a result counts once whoever applies it (the
 stream's consumer, the sweep, or :meth:`ResultsFollower.settle` when a player
-queues again right after the end).
+queues again right after the end). The same script takes the game out of the
+live public games (:mod:`truc_lobby.live`); the history record carries the
+seats' display names and the table's privacy from the seated table's record
+(:class:`~truc_lobby.store.SeatedTable`).
 """
 
 from __future__ import annotations
@@ -66,10 +69,14 @@ from .history import HISTORY_LIMIT, GameRecord, history_key, summary_key
 from .store import (
     ACTIVE,
     DELETE_IF_EQUAL,
+    LIVE,
+    SeatedTable,
     Tracked,
+    live_key,
     player_key,
     ratings_key,
     store_call,
+    table_key,
     tracking_key,
 )
 from .tokens import TokenIssuer
@@ -108,7 +115,9 @@ _RESULT = """
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('DEL', KEYS[3])
 redis.call('SET', KEYS[4], ARGV[3], 'PX', ARGV[5])
-for i = 5, #KEYS, 2 do
+redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('ZREM', KEYS[6], ARGV[1])
+for i = 7, #KEYS, 2 do
   if redis.call('GET', KEYS[i]) == 'game:' .. ARGV[1] then redis.call('DEL', KEYS[i]) end
   redis.call('ZADD', KEYS[i + 1], ARGV[4], ARGV[1])
   redis.call('ZREMRANGEBYRANK', KEYS[i + 1], 0, -1 - tonumber(ARGV[6]))
@@ -499,13 +508,19 @@ class ResultsFollower:
         seats = tracked.seats
         changes = elo_changes(seats, winner) if winner is not None else {}
         end_ms = _now_ms()
+        seated_raw = await self._redis.get(table_key(game))
+        seated = None if seated_raw is None else SeatedTable.decode(game, seated_raw)
+        names = {s: n for s, _, _, n in seated.seats} if seated is not None else {}
+        ordered = sorted((s, p, b) for s, p, b, _ in seats)
         record = GameRecord(
             game,
-            tuple(sorted((s, p, b) for s, p, b, _ in seats)),
+            tuple(ordered),
             winner,
             end_ms,
             changes,
             tracked.rule_set,
+            names=tuple(names.get(s, "") for s, _, _ in ordered) if names else (),
+            private=seated is not None and seated.private,
         )
         args: list[str | float] = [
             game,
@@ -522,6 +537,7 @@ class ResultsFollower:
             if not bot:
                 humans += [player_key(player), history_key(player)]
         keys = [ACTIVE, ratings_key(tracked.rule_set), tracking_key(game), summary_key(game)]
+        keys += [LIVE, live_key(tracked.rule_set)]
         keys += humans
         if await self._result(keys=keys, args=args):
             log.info("game over: players released", extra={"game": game, "changes": changes})

@@ -9,6 +9,11 @@ tickets of the same key, so the lobby queues per rule set, per table size
 (``catalan_truc`` with ``seats`` 2 apart from its 4 seats) and per every other
 option.
 
+A private ticket (``CreateTicketRequest.private``) queues under its options key
+followed by :data:`PRIVATE_SUFFIX` (:meth:`TableRules.queue_key`): private
+tickets match only private tickets of the same options; :func:`queued_rules`
+reads a queue key back.
+
 Tickets, claims and tables stored before the rule sets existed hold Truc y Flou
 options without ``rule_set`` and ``seats``; :func:`stored_rules` normalizes them
 again, so they queue, and are rated and recorded, with the Truc y Flou tickets
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Final
 
 from truc.v1 import game_pb2
 
@@ -26,7 +32,12 @@ from truc_protocol.convert import options_from_proto, options_to_proto, rule_set
 from truc_rules.registry import default_options, rule_set_of, seat_count
 from truc_rules.rule_set import RuleSet
 
-__all__ = ["TableRules", "normalize", "stored_rules"]
+__all__ = ["PRIVATE_SUFFIX", "TableRules", "normalize", "queued_rules", "stored_rules"]
+
+PRIVATE_SUFFIX: Final = "/private"
+"""Ends the queue key of a private table's tickets (no hex digit: never an
+options key's own end; a lobby older than private tables cannot read the key,
+so it leaves such tickets to the replicas that can)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +59,11 @@ class TableRules:
     def key(self) -> str:
         """The options key: tickets match only tickets of the same key."""
         return self.options.hex()
+
+    def queue_key(self, private: bool) -> str:
+        """The key tickets of this table queue under: the options key, and
+        :data:`PRIVATE_SUFFIX` for a private table."""
+        return self.key + PRIVATE_SUFFIX if private else self.key
 
     def proto(self) -> game_pb2.RuleOptions:
         """The normalized options (a new message: callers may change it)."""
@@ -81,3 +97,12 @@ def stored_rules(data: bytes) -> TableRules:
     rule_set = rule_set_from_proto(message.rule_set)
     seats = message.seats or seat_count(default_options(rule_set))
     return TableRules(rule_set, seats, data)
+
+
+def queued_rules(queue_key: str) -> tuple[TableRules, bool]:
+    """The table a queue key (:meth:`TableRules.queue_key`) names, and whether
+    it is private. Raises ``ValueError`` for a key that is not one (not hex),
+    ``InvalidArgument`` for options no rule set accepts any more."""
+    private = queue_key.endswith(PRIVATE_SUFFIX)
+    key = queue_key.removesuffix(PRIVATE_SUFFIX)
+    return stored_rules(bytes.fromhex(key)), private

@@ -45,6 +45,7 @@ from .bots import BotRunner
 from .config import ConfigError, Settings
 from .history import GameHistory
 from .limits import LobbyLimits, RateLimits
+from .live import LiveGames
 from .matcher import Matcher
 from .results import ResultsFollower
 from .service import LobbyService
@@ -166,7 +167,7 @@ def build_server(settings: Settings) -> LobbyServer:
         external=external,
         max_lifetime=settings.max_token_seconds,
     )
-    store = LobbyStore(redis)
+    store = LobbyStore(redis, record_ms=settings.history_seconds * 1000)
     # Round robin over every address the target resolves to (e.g. dns:/// of a
     # headless Service: each game replica), not the first one only.
     game_channel = grpc.aio.insecure_channel(settings.game_address, options=ROUND_ROBIN)
@@ -196,6 +197,9 @@ def build_server(settings: Settings) -> LobbyServer:
         results,
         LobbyLimits(redis, rate_limits(settings)),
         default_rating=settings.default_rating,
+        live=LiveGames(redis),
+        bot_wait_seconds=settings.bot_wait_seconds,
+        spectator_grant_seconds=settings.spectator_grant_seconds,
     )
     matcher = Matcher(
         store,
@@ -222,6 +226,7 @@ def build_server(settings: Settings) -> LobbyServer:
                 service,
                 hub,
                 heartbeat_seconds=heartbeat_seconds(settings),
+                progress_seconds=settings.ticket_progress_seconds,
                 addresses=ClientAddresses(settings.trusted_peers),
                 watches=Concurrency(
                     per_key=settings.ticket_watches_per_player,
@@ -274,6 +279,10 @@ def rate_limits(settings: Settings) -> RateLimits:
         ),
         stream_tokens_per_player=rate(
             settings.stream_tokens_per_player, settings.stream_tokens_per_player_window_seconds
+        ),
+        spectator_grants_per_player=rate(
+            settings.spectator_grants_per_player,
+            settings.spectator_grants_per_player_window_seconds,
         ),
     )
 

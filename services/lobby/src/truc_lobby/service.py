@@ -17,6 +17,24 @@ request is looked at (a malformed call counts too). A member reading a ticket
 take part in matching (:mod:`truc_lobby.matcher`). Player ids, the guests'
 and those a party names, are of the shared safe alphabet
 (:func:`truc_protocol.identifiers.valid_player_id`).
+
+Display names (:mod:`truc_protocol.display_names`): a guest chooses theirs at
+sign-in (empty: "Guest"; anything else the rules refuse is INVALID_ARGUMENT
+``BAD_DISPLAY_NAME``), and the token carries it (claim ``name``). A ticket keeps
+each member's as their own token says it: the leader's at CreateTicket, a party
+member's at ConfirmTicket (empty until then); the table, the game
+(``CreateGame.display_names``) and the history show them, a bot as "Bot" and
+its seat. The guest's player id is derived from the name's ASCII letters
+(accents dropped: "José María" -> ``JoseMaria-...``), "Guest" when it has none.
+
+Private tables (``CreateTicketRequest.private``) queue apart
+(:meth:`~truc_lobby.rule_sets.TableRules.queue_key`); their games are not
+listed (ListLiveGames) and only their own players get a spectator grant for
+them (CreateSpectatorGrant: PERMISSION_DENIED ``GAME_PRIVATE`` to anyone
+else). Spectator grants are counted per player (RATE_LIMITED past the limit)
+before the request is looked at, and are issued for any game the lobby seated
+whose record is still kept (the history retention): NOT_FOUND
+``GAME_NOT_FOUND`` otherwise.
 """
 
 from __future__ import annotations
@@ -24,12 +42,18 @@ from __future__ import annotations
 import re
 import secrets
 import time
+import unicodedata
 from collections.abc import Sequence
 from typing import Final
 
 from truc.v1 import game_pb2, lobby_pb2
 
 from truc_protocol.convert import rule_set_from_proto, rule_set_to_proto
+from truc_protocol.display_names import (
+    BAD_DISPLAY_NAME,
+    display_name_problem,
+    normalized_display_name,
+)
 from truc_protocol.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -37,18 +61,35 @@ from truc_protocol.errors import (
     NotFound,
     PermissionDenied,
 )
-from truc_protocol.identifiers import PLAYER_ID_ALPHABET, valid_player_id
+from truc_protocol.identifiers import PLAYER_ID_ALPHABET, parse_game_name, valid_player_id
+from truc_rules.rule_set import RuleSet
 
 from .history import GameHistory, GameRecord, PageTokenError
 from .limits import LobbyLimits
+from .live import LiveGames
 from .results import ResultsFollower
 from .rule_sets import TableRules, normalize, stored_rules
-from .store import LobbyStore, StoredTicket
+from .store import LobbyStore, SeatedTable, StoredTicket
 from .tokens import TokenIssuer
 
-__all__ = ["LobbyService", "normalized_options", "parse_ticket_name", "ticket_name"]
+__all__ = [
+    "DEFAULT_DISPLAY_NAME",
+    "GAME_NOT_FOUND",
+    "GAME_PRIVATE",
+    "LobbyService",
+    "normalized_options",
+    "parse_game_name",
+    "parse_ticket_name",
+    "ticket_name",
+]
 
 _TICKET_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+DEFAULT_DISPLAY_NAME: Final = "Guest"
+"""A guest who gives no display name is called this."""
+GAME_NOT_FOUND: Final = "GAME_NOT_FOUND"
+"""NOT_FOUND: no game the lobby seated by that name (or its record expired)."""
+GAME_PRIVATE: Final = "GAME_PRIVATE"
+"""PERMISSION_DENIED: a private table's game, asked for by someone not at it."""
 _STATES: Final = {
     "AWAITING": lobby_pb2.TICKET_STATE_AWAITING_CONFIRMATION,
     "QUEUED": lobby_pb2.TICKET_STATE_QUEUED,
@@ -76,6 +117,39 @@ def parse_ticket_name(name: str) -> str:
     if not name.startswith("tickets/") or not _TICKET_ID.fullmatch(name[8:]):
         raise InvalidArgument("BAD_NAME", f"name must be 'tickets/<id>', not {name[:80]!r}")
     return name[8:]
+
+
+def _page_request(page_size: int, page_token: str, rule_set: int) -> tuple[RuleSet | None, int]:
+    """A paged request's rule set filter (None: every rule set) and page size,
+    after checking them (INVALID_ARGUMENT ``BAD_REQUEST``); the token itself is
+    checked by the store that issued it."""
+    only = rule_set_from_proto(rule_set, "rule_set") if rule_set else None
+    if not 0 <= page_size <= MAX_PAGE_SIZE:
+        raise _bad(f"page_size: 1-{MAX_PAGE_SIZE} (0: {DEFAULT_PAGE_SIZE})")
+    if len(page_token) > 256:
+        raise _bad("page_token: not one this lobby issued")
+    return only, page_size or DEFAULT_PAGE_SIZE
+
+
+def _display_name(requested: str) -> str:
+    """The display name a guest asked for, as kept (normalized; empty:
+    :data:`DEFAULT_DISPLAY_NAME`); INVALID_ARGUMENT ``BAD_DISPLAY_NAME``
+    saying why for one the rules refuse."""
+    name = normalized_display_name(requested)
+    if not requested:
+        return DEFAULT_DISPLAY_NAME
+    problem = display_name_problem(name)
+    if problem is not None:
+        raise InvalidArgument(BAD_DISPLAY_NAME, f"display_name: {problem}")
+    return name
+
+
+def _player_slug(name: str) -> str:
+    """The ASCII start of a guest's player id from their display name: its
+    letters, digits, ``_`` and ``-`` with accents dropped, at most 16; "Guest"
+    when none is left ("山田", "😀")."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    return re.sub(r"[^A-Za-z0-9_-]", "", ascii_name)[:16] or DEFAULT_DISPLAY_NAME
 
 
 def normalized_options(options: game_pb2.RuleOptions) -> game_pb2.RuleOptions:
@@ -124,30 +198,36 @@ class LobbyService:
         limits: LobbyLimits,
         *,
         default_rating: float,
+        live: LiveGames | None = None,
+        bot_wait_seconds: float = 0.0,
+        spectator_grant_seconds: int = 14_400,
     ) -> None:
+        """``bot_wait_seconds``: the matcher's bot wait (a queued ticket's
+        ``bots_time``; 0: bots never fill, no ``bots_time``)."""
         self.store = store
         self.tokens = tokens
         self.limits = limits
         self._history = history
         self._results = results
         self._default_rating = default_rating
+        self._live = live if live is not None else LiveGames(store.redis)
+        self._bot_wait_ms = int(bot_wait_seconds * 1000)
+        self._grant_seconds = spectator_grant_seconds
 
     @staticmethod
     def _now_ms() -> int:
         return int(time.time() * 1000)
 
-    async def sign_in_guest(self, display_name: str, address: str) -> tuple[str, str, int]:
-        """(player id, token, expiry in seconds) for a new guest signing in from
-        the client address ``address`` (RATE_LIMITED past its limits)."""
+    async def sign_in_guest(self, display_name: str, address: str) -> tuple[str, str, int, str]:
+        """(player id, token, expiry in seconds, display name as kept) for a new
+        guest signing in from the client address ``address`` (RATE_LIMITED past
+        its limits; BAD_DISPLAY_NAME for a name the rules refuse)."""
         await self.limits.guest_sign_in(address)
-        name = display_name or "guest"
-        if len(name) > 32 or not name.isprintable():
-            raise _bad("display_name: 1-32 printable characters")
-        slug = re.sub(r"[^A-Za-z0-9_-]", "", name)[:16] or "guest"
-        player = f"{slug}-{secrets.token_hex(6)}"
+        name = _display_name(display_name)
+        player = f"{_player_slug(name)}-{secrets.token_hex(6)}"
         assert valid_player_id(player), player
-        token, expires = self.tokens.player_token(player)
-        return player, token, expires
+        token, expires = self.tokens.player_token(player, name=name)
+        return player, token, expires, name
 
     async def stream_token(self, player: str) -> tuple[str, int]:
         """A stream token for ``player`` and its expiry in seconds (RATE_LIMITED
@@ -156,12 +236,19 @@ class LobbyService:
         return self.tokens.stream_token(player)
 
     async def create_ticket(
-        self, player: str, party: Sequence[str], options: game_pb2.RuleOptions
+        self,
+        player: str,
+        party: Sequence[str],
+        options: game_pb2.RuleOptions,
+        *,
+        name: str = "",
+        private: bool = False,
     ) -> StoredTicket:
-        """Queue ``player`` (and a party they lead, once confirmed) for a table
-        of the rule set ``options`` name; nothing is stored when the options or
-        the party do not fit it (INVALID_ARGUMENT ``BAD_REQUEST``); every call
-        counts towards the player's ticket limit (RATE_LIMITED past it)."""
+        """Queue ``player`` (display name ``name``; and a party they lead, once
+        confirmed) for a table of the rule set ``options`` name, a private one
+        if ``private``; nothing is stored when the options or the party do not
+        fit it (INVALID_ARGUMENT ``BAD_REQUEST``); every call counts towards
+        the player's ticket limit (RATE_LIMITED past it)."""
         await self.limits.ticket(player)
         rules = normalize(options)
         _check_party(party, player, rules)
@@ -175,8 +262,9 @@ class LobbyService:
                 leader=player,
                 members=entries,
                 options=rules.options,
-                options_key=rules.key,
+                options_key=rules.queue_key(private),
                 now_ms=self._now_ms(),
+                names=[name],
             ):
                 break
             if attempt == 0 and await self._game_over(player):
@@ -215,11 +303,12 @@ class LobbyService:
             await self.store.follow(ticket, self._now_ms(), watching=watching)
         return found
 
-    async def confirm_ticket(self, player: str, ticket: str) -> StoredTicket:
+    async def confirm_ticket(self, player: str, ticket: str, *, name: str = "") -> StoredTicket:
+        """``player`` (display name ``name``) confirms their place on ``ticket``."""
         await self._member_ticket(player, ticket)
-        outcome = await self.store.confirm(ticket, player, self._now_ms())
+        outcome = await self.store.confirm(ticket, player, self._now_ms(), name)
         if outcome == 4 and await self._game_over(player):
-            outcome = await self.store.confirm(ticket, player, self._now_ms())
+            outcome = await self.store.confirm(ticket, player, self._now_ms(), name)
         if outcome == 1:
             raise FailedPrecondition("TICKET_CLOSED", "the ticket is closed")
         if outcome == 4:
@@ -252,22 +341,37 @@ class LobbyService:
             state=_STATES[stored.state],
             leader=stored.leader,
             members=[
-                lobby_pb2.TicketMember(player=p, confirmed=c, rating=r)
-                for p, c, r in stored.members
+                lobby_pb2.TicketMember(player=p, confirmed=c, rating=r, display_name=n)
+                for (p, c, r), n in zip(stored.members, stored.member_names, strict=True)
             ],
             options=options,
             rule_set=rule_set,
             seat_count=seats,
+            private=stored.private,
         )
         message.create_time.FromMilliseconds(stored.created_ms)
+        if message.state == lobby_pb2.TICKET_STATE_QUEUED:
+            message.players_waiting = max(stored.players_waiting, len(stored.members))
+            if self._bot_wait_ms > 0 and stored.queued_ms:
+                message.bots_time.FromMilliseconds(stored.queued_ms + self._bot_wait_ms)
         if stored.state == "MATCHED":
             message.game = "games/" + stored.game
-            for seat, player, bot in stored.table:
-                message.table.add(seat=seat, team=_TEAMS[seat % 2], player=player, bot=bot)
+            caller_name = ""
+            for (seat, player, bot), seat_name in zip(
+                stored.table, stored.table_names, strict=True
+            ):
+                message.table.add(
+                    seat=seat,
+                    team=_TEAMS[seat % 2],
+                    player=player,
+                    bot=bot,
+                    display_name=seat_name,
+                )
                 if player == caller:
                     message.seat = seat
                     message.team = _TEAMS[seat % 2]
-            message.game_token = self.tokens.player_token(caller)[0]
+                    caller_name = seat_name
+            message.game_token = self.tokens.player_token(caller, name=caller_name)[0]
         return message
 
     async def list_games(
@@ -276,27 +380,73 @@ class LobbyService:
         """A page of the player's finished games (most recent first), of the
         proto ``rule_set`` if one is named (else of every rule set, each summary
         naming its own), and the next token."""
-        only = rule_set_from_proto(rule_set, "rule_set") if rule_set else None
-        if not 0 <= page_size <= MAX_PAGE_SIZE:
-            raise _bad(f"page_size: 1-{MAX_PAGE_SIZE} (0: {DEFAULT_PAGE_SIZE})")
-        if len(page_token) > 256:
-            raise _bad("page_token: not one this lobby issued")
+        only, size = _page_request(page_size, page_token, rule_set)
         try:
-            records, next_token = await self._history.page(
-                player, page_size or DEFAULT_PAGE_SIZE, page_token, only
-            )
+            records, next_token = await self._history.page(player, size, page_token, only)
         except PageTokenError:
             raise _bad("page_token: not one this lobby issued") from None
         return [_summary(record, player) for record in records], next_token
+
+    async def list_live_games(
+        self, page_size: int, page_token: str, rule_set: int = 0
+    ) -> tuple[list[lobby_pb2.LiveGame], str]:
+        """A page of the games being played at public tables (the most recently
+        seated first), of the proto ``rule_set`` if one is named, and the next
+        token; INVALID_ARGUMENT ``BAD_REQUEST`` for a bad page size or token."""
+        only, size = _page_request(page_size, page_token, rule_set)
+        try:
+            tables, next_token = await self._live.page(size, page_token, only)
+        except PageTokenError:
+            raise _bad("page_token: not one this lobby issued") from None
+        return [_live_game(table) for table in tables], next_token
+
+    async def spectator_grant(self, player: str, name: str, game: str) -> tuple[str, int, str]:
+        """A spectator grant of ``player`` (display name ``name``) for the game
+        named ``game`` (``"games/{game}"``): (token, expiry in seconds, game
+        name). Counted first (RATE_LIMITED past the player's limit); BAD_NAME,
+        GAME_NOT_FOUND, GAME_PRIVATE (module docstring)."""
+        await self.limits.spectator_grant(player)
+        game_id = parse_game_name(game)
+        seated = await self.store.seated_table(game_id)
+        if seated is None:
+            raise NotFound(GAME_NOT_FOUND, f"no game {game!r} seated by the lobby")
+        if seated.private and not seated.holds(player):
+            raise PermissionDenied(
+                GAME_PRIVATE, f"{game!r} is a private table's: only its players may watch it"
+            )
+        name_of_game = "games/" + game_id
+        token, expires = self.tokens.spectator_grant(
+            player, name_of_game, name=name, ttl_seconds=self._grant_seconds
+        )
+        return token, expires, name_of_game
+
+
+def _assignment(seat: int, player: str, bot: bool, name: str) -> lobby_pb2.Assignment:
+    return lobby_pb2.Assignment(
+        seat=seat, team=_TEAMS[seat % 2], player=player, bot=bot, display_name=name
+    )
+
+
+def _live_game(table: SeatedTable) -> lobby_pb2.LiveGame:
+    game = lobby_pb2.LiveGame(
+        name="games/" + table.game,
+        rule_set=rule_set_to_proto(table.rule_set),
+        seat_count=table.seat_count,
+        table=[_assignment(*seat) for seat in table.seats],
+        options=game_pb2.RuleOptions.FromString(table.options),
+    )
+    game.start_time.FromMilliseconds(table.start_ms)
+    return game
 
 
 def _summary(record: GameRecord, caller: str) -> lobby_pb2.GameSummary:
     summary = lobby_pb2.GameSummary(
         name="games/" + record.game,
         table=[
-            lobby_pb2.Assignment(seat=seat, team=_TEAMS[seat % 2], player=player, bot=bot)
-            for seat, player, bot in record.seats
+            _assignment(seat, player, bot, record.name_of(i))
+            for i, (seat, player, bot) in enumerate(record.seats)
         ],
+        private=record.private,
         winner=game_pb2.TEAM_UNSPECIFIED if record.winner is None else _TEAMS[record.winner],
         rating_change=record.changes.get(caller, 0.0),
         rule_set=rule_set_to_proto(record.rule_set),

@@ -24,6 +24,23 @@ ticket's channel for watchers on any replica:
   it): a claimed table gets exactly one game, and its tickets end in it or
   back in the queue.
 
+The seat also writes the game's :class:`SeatedTable` (its rule set, options,
+seats with the players' display names, when it was seated, whether the table is
+private) under :func:`table_key` for the history retention, and, for a public
+table, adds the game to the live sets (:data:`LIVE`, :func:`live_key`) that
+ListLiveGames pages through (:mod:`truc_lobby.live`); the results follower
+takes it out of them when it records the end. Each seat first drops from them
+the games seated more than :data:`LIVE_BOUND_MS` ago (a game whose end the
+lobby never learned does not stay listed).
+
+Each matching round writes how many players wait in each queue
+(:data:`WAITING`, :meth:`LobbyStore.set_waiting`); :meth:`LobbyStore.get` reads a
+queued ticket's count with the ticket, in one call (``players_waiting``).
+
+Display names: each member's is stored with the ticket (the leader's at
+CreateTicket, a party member's at ConfirmTicket), carried in the queue entry,
+the claim and the seated table's record.
+
 Every public method of :class:`LobbyStore` (and of the other Redis adapters the
 use cases call: :class:`~truc_lobby.history.GameHistory`,
 :meth:`~truc_lobby.results.ResultsFollower.settle`) raises
@@ -54,20 +71,27 @@ from truc_redis.errors import translate_errors
 from truc_rules.rule_set import RuleSet
 from truc_telemetry.metrics import timed
 
-from .rule_sets import stored_rules
+from .rule_sets import PRIVATE_SUFFIX, stored_rules
 
 __all__ = [
     "ACTIVE",
     "CLAIMS",
     "DELETE_IF_EQUAL",
     "FOLLOWED",
+    "LIVE",
+    "LIVE_BOUND_MS",
+    "WAITING",
     "Claim",
     "LobbyStore",
     "Queue",
+    "SeatedTable",
     "StoredTicket",
     "Tracked",
+    "bot_name",
+    "live_key",
     "ratings_key",
     "store_call",
+    "table_key",
     "tracking_key",
 ]
 
@@ -92,6 +116,11 @@ ACTIVE: Final = f"{P}:active"
 """Games whose result the lobby awaits: game id -> when the results sweep looks at
 it next (ms; 0: just seated)."""
 CHANNEL_PREFIX: Final = "truc:lobby:ticket:"
+LIVE: Final = f"{P}:live"
+"""Games being played at public tables: game id -> when seated (ms)."""
+WAITING: Final = f"{P}:waiting"
+"""Queue key -> players waiting in that queue (followed queued tickets, every
+member), as the last matching round counted them."""
 
 
 store_call = translate_errors("lobby store")
@@ -120,6 +149,23 @@ def ratings_key(rule_set: RuleSet) -> str:
     :data:`RATINGS` for Truc y Flou (as before the other rule sets), else
     ``{P}:ratings:<rule set>``."""
     return RATINGS if rule_set == RuleSet.TRUC_Y_FLOU else f"{RATINGS}:{rule_set}"
+
+
+def live_key(rule_set: RuleSet) -> str:
+    """The live public games of one rule set (game id -> when seated, ms)."""
+    return f"{LIVE}:{rule_set}"
+
+
+def table_key(game: str) -> str:
+    """The :class:`SeatedTable` of a game the lobby seated (kept for the history
+    retention: live listing, spectator grants, history names)."""
+    return f"{P}:table:{game}"
+
+
+def bot_name(seat: int) -> str:
+    """What a bot is called at the table: "Bot" and its seat (0-based, as the
+    protocol numbers seats)."""
+    return f"Bot {seat}"
 
 
 def tracking_key(game: str) -> str:
@@ -160,6 +206,52 @@ class Tracked:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatedTable:
+    """A game as the lobby seated it (:func:`table_key`)."""
+
+    game: str
+    rule_set: RuleSet
+    options: bytes
+    """The serialized truc.v1.RuleOptions (normalized)."""
+    seats: tuple[tuple[int, str, bool, str], ...]
+    """(seat, player, bot, display name), seat 0 first."""
+    start_ms: int
+    private: bool
+
+    @property
+    def seat_count(self) -> int:
+        return len(self.seats)
+
+    def holds(self, player: str) -> bool:
+        """``player`` sat at this table (a human seat)."""
+        return any(p == player and not bot for _, p, bot, _ in self.seats)
+
+    def encode(self) -> str:
+        return json.dumps(
+            {
+                "r": str(self.rule_set),
+                "o": self.options.hex(),
+                "s": [list(seat) for seat in self.seats],
+                "t": self.start_ms,
+                "p": int(self.private),
+            },
+            separators=(",", ":"),
+        )
+
+    @staticmethod
+    def decode(game: str, raw: bytes | str) -> SeatedTable:
+        data = json.loads(raw)
+        return SeatedTable(
+            game=game,
+            rule_set=RuleSet(data["r"]),
+            options=bytes.fromhex(data["o"]),
+            seats=tuple((int(s), str(p), bool(b), str(n)) for s, p, b, n in data["s"]),
+            start_ms=int(data["t"]),
+            private=bool(data["p"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class StoredTicket:
     ticket: str
     state: str
@@ -179,22 +271,37 @@ class StoredTicket:
     """When it was seated (0 if not)."""
     claim: str = ""
     """While MATCHING: the claim holding it (the id of the game it will get)."""
+    member_names: tuple[str, ...] = ()
+    """Each member's display name (as ``members``; "": none, or not confirmed yet)."""
+    table_names: tuple[str, ...] = ()
+    """Each seat's display name once matched (as ``table``)."""
+    private: bool = False
+    """A private table's ticket (its queue key says so)."""
+    players_waiting: int = 0
+    """Queued: the players of its queue the last matching round counted (0: not
+    read, or not queued)."""
 
     @staticmethod
-    def decode(ticket: str, raw: dict[bytes, bytes]) -> StoredTicket:
+    def decode(ticket: str, raw: dict[bytes, bytes], players_waiting: int = 0) -> StoredTicket:
         """The ticket from its hash as stored (``HGETALL``)."""
+        members = json.loads(raw[b"m"])
+        table = json.loads(raw.get(b"t", b"[]"))
         return StoredTicket(
             ticket=ticket,
             state=raw[b"s"].decode(),
             leader=raw[b"l"].decode(),
-            members=tuple((m[0], bool(m[1]), float(m[2])) for m in json.loads(raw[b"m"])),
+            members=tuple((m[0], bool(m[1]), float(m[2])) for m in members),
             options=raw[b"o"],
             created_ms=int(raw[b"c"]),
             game=raw.get(b"g", b"").decode(),
-            table=tuple((int(t[0]), t[1], bool(t[2])) for t in json.loads(raw.get(b"t", b"[]"))),
+            table=tuple((int(t[0]), t[1], bool(t[2])) for t in table),
             queued_ms=int(raw.get(b"q", 0)),
             matched_ms=int(raw.get(b"a", 0)),
             claim=raw.get(b"x", b"").decode(),
+            member_names=tuple(str(m[3]) if len(m) > 3 else "" for m in members),
+            table_names=tuple(str(t[3]) if len(t) > 3 else "" for t in table),
+            private=raw.get(b"k", b"").decode().endswith(PRIVATE_SUFFIX),
+            players_waiting=players_waiting,
         )
 
 
@@ -229,6 +336,8 @@ local held = redis.call('GET', KEYS[3])
 if held and held ~= ARGV[1] then return 4 end
 redis.call('SET', KEYS[3], ARGV[1])
 members[mine][2] = 1
+for i, m in ipairs(members) do if m[4] == nil then m[4] = '' end end
+members[mine][4] = ARGV[5]
 redis.call('HSET', KEYS[1], 'm', cjson.encode(members))
 for _, m in ipairs(members) do if m[2] ~= 1 then
   redis.call('PUBLISH', ARGV[4], 'AWAITING')
@@ -237,7 +346,7 @@ end end
 redis.call('HSET', KEYS[1], 's', 'QUEUED', 'q', ARGV[3])
 redis.call('ZREM', KEYS[5], ARGV[1])
 local entry = {m = {}, k = redis.call('HGET', KEYS[1], 'k'), q = tonumber(ARGV[3])}
-for _, m in ipairs(members) do table.insert(entry.m, {m[1], m[3]}) end
+for _, m in ipairs(members) do table.insert(entry.m, {m[1], m[3], m[4]}) end
 redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(entry))
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[3])
 redis.call('PUBLISH', ARGV[4], 'QUEUED')
@@ -297,21 +406,43 @@ _SEAT = """
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('DEL', KEYS[2])
 local n = tonumber(ARGV[2])
-for i = 6, 5 + n do
+for i = 9, 8 + n do
   redis.call('HSET', KEYS[i], 's', 'MATCHED', 'g', ARGV[1], 't', ARGV[3], 'a', ARGV[5])
   redis.call('HDEL', KEYS[i], 'x')
   redis.call('PEXPIRE', KEYS[i], ARGV[4])
 end
-for i = 6 + n, #KEYS do redis.call('SET', KEYS[i], 'game:' .. ARGV[1], 'PX', ARGV[6]) end
+for i = 9 + n, #KEYS do redis.call('SET', KEYS[i], 'game:' .. ARGV[1], 'PX', ARGV[6]) end
 redis.call('SET', KEYS[4], ARGV[7])
 redis.call('ZADD', KEYS[3], 0, ARGV[1])
+redis.call('SET', KEYS[6], ARGV[9], 'PX', ARGV[10])
+for k = 7, 8 do
+  if ARGV[11] == '1' then redis.call('ZADD', KEYS[k], ARGV[5], ARGV[1]) end
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', ARGV[12])
+end
 local bots = tonumber(ARGV[8])
 for j = 0, bots - 1 do
-  local b = 9 + 3 * j
+  local b = 13 + 3 * j
   redis.call('XADD', KEYS[5], '*', 'game', ARGV[1], 'seat', ARGV[b], 'player', ARGV[b + 1],
     'token', ARGV[b + 2])
 end
-for i = 9 + 3 * bots, #ARGV do redis.call('PUBLISH', ARGV[i], 'MATCHED') end
+for i = 13 + 3 * bots, #ARGV do redis.call('PUBLISH', ARGV[i], 'MATCHED') end
+return 1
+"""
+
+_GET = """
+local raw = redis.call('HGETALL', KEYS[1])
+local waiting = 0
+if redis.call('HGET', KEYS[1], 's') == 'QUEUED' then
+  local key = redis.call('HGET', KEYS[1], 'k')
+  if key then waiting = tonumber(redis.call('HGET', KEYS[2], key) or '0') end
+end
+return {raw, waiting}
+"""
+
+_SET_WAITING = """
+redis.call('DEL', KEYS[1])
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if #ARGV > 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return 1
 """
 
@@ -349,6 +480,11 @@ CLOSED_TTL_MS: Final = 3600 * 1000
 PLAYING_TTL_MS: Final = 6 * 3600 * 1000
 """A seated player may not queue again until their game ends (the results
 follower releases them), or at the latest after this long."""
+LIVE_BOUND_MS: Final = PLAYING_TTL_MS
+"""A game stays in the live sets until the lobby records its end, or at the
+latest this long after it was seated (longer than any match lasts)."""
+DEFAULT_RECORD_MS: Final = 7 * 24 * 3600 * 1000
+"""How long a seated table's record is kept unless told (the history retention's default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,6 +519,11 @@ class Claim:
     options: bytes
     """The serialized truc.v1.RuleOptions (normalized: :mod:`truc_lobby.rule_sets`)."""
     turn_seconds: int
+    names: tuple[str, ...] = ()
+    """Each seat's display name, seat 0 first (a bot's: :func:`bot_name`; "":
+    a player whose token had none, or a claim written before display names)."""
+    private: bool = False
+    """A private table: not listed, no spectator grant."""
 
     def encode(self) -> str:
         return json.dumps(
@@ -391,6 +532,8 @@ class Claim:
                 "s": [list(s) for s in self.seats],
                 "o": self.options.hex(),
                 "u": self.turn_seconds,
+                "n": list(self.names),
+                "p": int(self.private),
             }
         )
 
@@ -403,6 +546,8 @@ class Claim:
             seats=tuple((int(s), p, bool(b), float(r)) for s, p, b, r in data["s"]),
             options=bytes.fromhex(data["o"]),
             turn_seconds=int(data["u"]),
+            names=tuple(str(n) for n in data.get("n", ())),
+            private=bool(data.get("p", 0)),
         )
 
     @property
@@ -410,14 +555,37 @@ class Claim:
         """The players, seat 0 first (CreateGame's ``players``)."""
         return [player for _, player, _, _ in self.seats]
 
+    def seat_names(self) -> list[str]:
+        """Each seat's display name, seat 0 first ("" where none is known)."""
+        return [self.names[i] if i < len(self.names) else "" for i in range(len(self.seats))]
+
+    def seated(self, start_ms: int) -> SeatedTable:
+        """The record of this claim's game, seated at ``start_ms``."""
+        names = self.seat_names()
+        return SeatedTable(
+            game=self.game,
+            rule_set=self.rule_set,
+            options=self.options,
+            seats=tuple(
+                (seat, player, bot, names[i]) for i, (seat, player, bot, _) in enumerate(self.seats)
+            ),
+            start_ms=start_ms,
+            private=self.private,
+        )
+
     @property
     def rule_set(self) -> RuleSet:
         return stored_rules(self.options).rule_set
 
 
 class LobbyStore:
-    def __init__(self, redis: RedisClient) -> None:
+    def __init__(self, redis: RedisClient, *, record_ms: int = DEFAULT_RECORD_MS) -> None:
+        """``record_ms``: how long a seated table's record is kept (the history
+        retention, ``TRUC_HISTORY_SECONDS``)."""
         self.redis = redis
+        self._record_ms = record_ms
+        self._get = script(redis, _GET)
+        self._set_waiting = script(redis, _SET_WAITING)
         self._queue = script(redis, _QUEUE)
         self._create = script(redis, _CREATE)
         self._confirm = script(redis, _CONFIRM)
@@ -456,16 +624,28 @@ class LobbyStore:
         options: bytes,
         options_key: str,
         now_ms: int,
+        names: Sequence[str] = (),
     ) -> bool:
-        """False if the leader already holds a live ticket."""
+        """False if the leader already holds a live ticket. ``options_key``: the
+        queue key (:meth:`~truc_lobby.rule_sets.TableRules.queue_key`); ``names``:
+        the members' display names, as ``members`` (none: all "")."""
         queued = all(confirmed for _, confirmed, _ in members)
-        entry = json.dumps({"m": [[p, r] for p, _, r in members], "k": options_key, "q": now_ms})
+        named = [names[i] if i < len(names) else "" for i in range(len(members))]
+        entry = json.dumps(
+            {
+                "m": [[p, r, n] for (p, _, r), n in zip(members, named, strict=True)],
+                "k": options_key,
+                "q": now_ms,
+            }
+        )
         created = await self._create(
             keys=[ticket_key(ticket), QUEUE, player_key(leader), HEARTBEATS, AWAITING],
             args=[
                 ticket,
                 leader,
-                json.dumps([[p, int(c), r] for p, c, r in members]),
+                json.dumps(
+                    [[p, int(c), r, n] for (p, c, r), n in zip(members, named, strict=True)]
+                ),
                 options,
                 options_key,
                 now_ms,
@@ -479,17 +659,22 @@ class LobbyStore:
     @store_call
     @timed("get")
     async def get(self, ticket: str) -> StoredTicket | None:
-        raw = await self.redis.hgetall(ticket_key(ticket))  # type: ignore[misc]
-        return StoredTicket.decode(ticket, raw) if raw else None
+        """The ticket, and if queued the players waiting in its queue (one call)."""
+        flat, waiting = await self._get(keys=[ticket_key(ticket), WAITING])
+        if not flat:
+            return None
+        raw = dict(zip(flat[::2], flat[1::2], strict=True))
+        return StoredTicket.decode(ticket, raw, int(waiting))
 
     @store_call
     @timed("confirm")
-    async def confirm(self, ticket: str, player: str, now_ms: int) -> int:
-        """0 no ticket, 1 closed, 2 not a member, 4 member holds another ticket, 5 done."""
+    async def confirm(self, ticket: str, player: str, now_ms: int, name: str = "") -> int:
+        """0 no ticket, 1 closed, 2 not a member, 4 member holds another ticket, 5
+        done. ``name``: the confirming member's display name."""
         return int(
             await self._confirm(
                 keys=[ticket_key(ticket), QUEUE, player_key(player), HEARTBEATS, AWAITING],
-                args=[ticket, player, now_ms, channel(ticket)],
+                args=[ticket, player, now_ms, channel(ticket), name],
             )
         )
 
@@ -595,21 +780,28 @@ class LobbyStore:
         the claim was already resolved."""
         humans = [player for _, player, bot, _ in claim.seats if not bot]
         keys = [CLAIMS, claim_key(claim.game), ACTIVE, tracking_key(claim.game), BOT_JOBS]
+        keys += [table_key(claim.game), LIVE, live_key(claim.rule_set)]
         keys += [ticket_key(t) for t in claim.tickets]
         keys += [player_key(p) for p in humans]
         bots: list[str | int] = []
         for seat, player, bot, _ in claim.seats:
             if bot:
                 bots += [seat, player, bot_tokens[player]]
+        now_ms = int(time.time() * 1000)
+        names = claim.seat_names()
         args: list[str | int] = [
             claim.game,
             len(claim.tickets),
-            json.dumps([[s, p, b] for s, p, b, _ in claim.seats]),
+            json.dumps([[s, p, b, names[i]] for i, (s, p, b, _) in enumerate(claim.seats)]),
             CLOSED_TTL_MS,
-            int(time.time() * 1000),
+            now_ms,
             PLAYING_TTL_MS,
             Tracked(claim.rule_set, claim.seats).encode(),
             len(bots) // 3,
+            claim.seated(now_ms).encode(),
+            self._record_ms,
+            0 if claim.private else 1,
+            now_ms - LIVE_BOUND_MS,
             *bots,
             *(channel(t) for t in claim.tickets),
         ]
@@ -630,3 +822,20 @@ class LobbyStore:
     async def queue_length(self) -> int:
         """How many tickets are queued."""
         return int(await self.redis.hlen(QUEUE))  # type: ignore[misc]
+
+    @store_call
+    @timed("set_waiting")
+    async def set_waiting(self, counts: dict[str, int], ttl_ms: int) -> None:
+        """Replace the players waiting per queue key (:data:`WAITING`) with
+        ``counts``, kept ``ttl_ms`` (a round rewrites them; stale once none runs)."""
+        args: list[str | int] = [ttl_ms]
+        for key, players in counts.items():
+            args += [key, players]
+        await self._set_waiting(keys=[WAITING], args=args)
+
+    @store_call
+    @timed("seated_table")
+    async def seated_table(self, game: str) -> SeatedTable | None:
+        """The record of a game the lobby seated (None: none, or it expired)."""
+        raw = await self.redis.get(table_key(game))
+        return None if raw is None else SeatedTable.decode(game, raw)

@@ -5,6 +5,12 @@
   (``aud`` = ``["truc-lobby", "truc-game"]``).
 * The lobby's own token (``role`` = ``lobby``, ``aud`` = ``truc-game``) lets it
   create games.
+* Player tokens carry the player's display name in the claim ``name`` when
+  they have one (:mod:`truc_protocol.display_names`: a guest's from SignInGuest).
+* Spectator grants (CreateSpectatorGrant: :meth:`TokenIssuer.spectator_grant`):
+  ``role`` = ``spectator``, ``sub`` the asking player, ``name`` their display
+  name, ``game`` the one game it opens (``"games/{game}"``), for the game
+  service only (``aud`` = ``truc-game``), valid ``TRUC_SPECTATOR_GRANT_SECONDS``.
 * Stream tokens (CreateStreamToken: :meth:`TokenIssuer.stream_token`) are a
   player's, short-lived (``TRUC_STREAM_TOKEN_SECONDS``), with the claim
   ``scope`` = ``stream``, for both audiences: for a stream's URL, accepted only
@@ -14,8 +20,9 @@
   issuer and audience); their ``sub`` becomes the player id, and they are
   always a player's: a ``role`` claim in them is ignored (the provider's roles
   are not this service's, so it can grant no ``lobby`` or ``spectator``), and
-  so is a ``scope``; an ``exp`` further ahead than ``TRUC_MAX_TOKEN_SECONDS`` is
-  refused, as for the lobby's own tokens.
+  so is a ``scope``; their ``name`` claim is the display name if it is a valid
+  one (normalized first), else ignored (no name); an ``exp`` further ahead
+  than ``TRUC_MAX_TOKEN_SECONDS`` is refused, as for the lobby's own tokens.
 
 Only players act at the lobby (:meth:`TokenIssuer.player`): a token of role
 ``lobby`` (the lobby's own, for CreateGame) or ``spectator`` is refused
@@ -39,6 +46,7 @@ from typing import Final
 
 import jwt
 
+from truc_protocol.display_names import display_name_problem, normalized_display_name
 from truc_protocol.errors import PermissionDenied, Unauthenticated
 from truc_service.tokens import (
     ALGORITHM,
@@ -90,11 +98,15 @@ class TokenIssuer:
             secret, issuer=ISSUER, audience=LOBBY_AUDIENCE, max_lifetime=max_lifetime
         )
 
-    def player_token(self, player: str, *, now: float | None = None) -> tuple[str, int]:
-        """A token for the lobby and the game service, and when it expires (seconds)."""
+    def player_token(
+        self, player: str, *, name: str = "", now: float | None = None
+    ) -> tuple[str, int]:
+        """A token for the lobby and the game service, and when it expires
+        (seconds); ``name``: the player's display name (claim ``name``; none if
+        empty)."""
         issued = int(time.time() if now is None else now)
         expires = issued + self._ttl
-        claims = {
+        claims: dict[str, object] = {
             "sub": player,
             "role": "player",
             "iss": ISSUER,
@@ -102,7 +114,29 @@ class TokenIssuer:
             "iat": issued,
             "exp": expires,
         }
+        if name:
+            claims["name"] = name
         return jwt.encode(claims, self._secret, algorithm=ALGORITHM), expires
+
+    def spectator_grant(
+        self, player: str, game: str, *, name: str = "", ttl_seconds: int, now: float | None = None
+    ) -> tuple[str, int]:
+        """A spectator grant of ``player`` (display name ``name``, none if
+        empty) for the one game ``game`` (``"games/{game}"``): role
+        ``spectator``, for the game service only; and when it expires (seconds)."""
+        issued = int(time.time() if now is None else now)
+        token = issue_token(
+            self._secret,
+            player,
+            role="spectator",
+            ttl_seconds=ttl_seconds,
+            issuer=ISSUER,
+            audience=GAME_AUDIENCE,
+            now=issued,
+            name=name or None,
+            game=game,
+        )
+        return token, issued + ttl_seconds
 
     def stream_token(self, player: str, *, now: float | None = None) -> tuple[str, int]:
         """A stream token for ``player`` (the watch streams of the lobby and the
@@ -144,10 +178,14 @@ class TokenIssuer:
         return identity
 
     def player(self, header: str | None, *, watching: bool = False) -> str:
-        """The player ``authorization: Bearer <token>`` names; PERMISSION_DENIED
-        ``PLAYERS_ONLY`` for a token of another role (the lobby's, a spectator's),
-        and ``STREAM_TOKEN_WATCH_ONLY`` for a stream token unless ``watching``
-        (a watch stream is the call)."""
+        """The player ``authorization: Bearer <token>`` names (see :meth:`identity`)."""
+        return self.identity(header, watching=watching).player
+
+    def identity(self, header: str | None, *, watching: bool = False) -> Identity:
+        """The player ``authorization: Bearer <token>`` names, with their
+        display name; PERMISSION_DENIED ``PLAYERS_ONLY`` for a token of another
+        role (the lobby's, a spectator's), and ``STREAM_TOKEN_WATCH_ONLY`` for a
+        stream token unless ``watching`` (a watch stream is the call)."""
         identity = self.verify(header)
         if identity.role != "player":
             raise PermissionDenied(
@@ -156,7 +194,7 @@ class TokenIssuer:
             )
         if not watching:
             full_token(identity, "watch streams (WatchTicket, WatchGame)")
-        return identity.player
+        return identity
 
     def _verify_external(self, token: str) -> Identity:
         """The player an external provider's token names (its role claim ignored)."""
@@ -181,4 +219,14 @@ class TokenIssuer:
             raise Unauthenticated("TOKEN_INVALID", f"the token is not valid: {exc}") from None
         player = checked_player(claims.get("sub"))
         expires = checked_expiry(claims.get("exp"), time.time(), self._max_lifetime)
-        return Identity(player, "player", expires)
+        return Identity(player, "player", expires, display_name=_external_name(claims.get("name")))
+
+
+def _external_name(claim: object) -> str:
+    """An identity provider's ``name`` claim as a display name (normalized), or
+    "" when it has none or not a valid one (the provider's rules are not ours:
+    the player is still signed in, without a name)."""
+    if not isinstance(claim, str):
+        return ""
+    name = normalized_display_name(claim)
+    return "" if display_name_problem(name) is not None else name
