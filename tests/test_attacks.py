@@ -2,7 +2,8 @@
 its bundled Redis, the game service, the lobby and the gateway) with every
 setting at its default: what a hostile client did then is refused now, and the
 limits hold at their documented defaults (the limits' own tests run with
-settings chosen for speed; this one checks the defaults people get)."""
+settings chosen for speed; this one checks the defaults people get). Issue 16's
+browser origins too: localhost ones, on any port, are allowed, no other."""
 
 from __future__ import annotations
 
@@ -105,6 +106,40 @@ def test_a_long_lived_token_in_a_url_is_refused_and_a_stream_token_is_not(stack:
         assert stream.headers["Content-Type"].startswith("text/event-stream")
         assert stream.readline().startswith(b"data: ")  # the ticket as it is
     stack.call("POST", f"/v1/{name}:cancel", {}, token=me)
+
+
+def _preflight(stack: Stack, origin: str) -> Answer:
+    request = urllib.request.Request(
+        f"http://{stack.gateway}/v1/guests:signIn",
+        method="OPTIONS",
+        headers={
+            "Origin": origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return Answer(response.status, dict(response.headers), response.read())
+    except urllib.error.HTTPError as error:
+        return Answer(error.code, dict(error.headers), json.loads(error.read()))
+
+
+def test_browser_origins_on_this_machine_are_allowed_and_others_are_not(stack: Stack) -> None:
+    """make serve's CORS default: a front-end's dev server on localhost, any port
+    (the gateway's own default allows no origin)."""
+    for origin in ("http://localhost:5173", "http://127.0.0.1:3000", "http://[::1]:8000"):
+        answer = _preflight(stack, origin)
+        assert answer.status == 204, (origin, answer)
+        assert "POST" in answer.headers["Access-Control-Allow-Methods"], answer.headers
+    for origin in (
+        "http://evil.example",
+        "https://localhost.evil.example",
+        "http://localhost:5173.evil.example",
+        "http://127.0.0.2:3000",
+    ):
+        answer = _preflight(stack, origin)
+        assert (answer.status, _reason(answer)) == (403, "ORIGIN_NOT_ALLOWED"), (origin, answer)
 
 
 def test_one_player_cannot_hold_many_ticket_streams(stack: Stack) -> None:

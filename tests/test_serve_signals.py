@@ -7,12 +7,14 @@ free ports."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,9 +93,10 @@ class Serve:
             "TRUC_GAME_PORT": str(_free_port()),
             "TRUC_LOBBY_PORT": str(_free_port()),
             "TRUC_GATEWAY_PORT": str(_free_port()),
-            "TRUC_METRICS_PORT": "-1",  # a free port each, beside any other stack
         }
         env.pop("REDIS_URL", None)  # its own bundled Redis
+        # Not the default ports: serve.py puts the metrics on free ports itself.
+        env.pop("TRUC_METRICS_PORT", None)
         self.process = subprocess.Popen(
             [sys.executable, str(ROOT / "tools" / "serve.py")],
             env=env,
@@ -228,3 +231,24 @@ def test_a_service_that_exits_stops_the_others(serve: Serve) -> None:
     assert "[serve] a service exited; stopping the others\n" in serve.lines
     serve.assert_services_gone()
     _assert_no_traceback(serve)
+
+
+_METRICS = re.compile(r"(game|lobby|gateway) http://127\.0\.0\.1:(\d+)/metrics")
+DEFAULT_METRICS_PORTS = {9464, 9465, 9466}
+
+
+def test_services_on_other_ports_serve_their_metrics_on_free_ports(serve: Serve) -> None:
+    """Changing the service ports (as Serve does) moves the metrics too, to free
+    ports that serve.py prints, so that two stacks never share one."""
+    deadline = time.monotonic() + 10
+    while not (said := [x for x in serve.lines if x.startswith("[serve] metrics: ")]):
+        assert time.monotonic() < deadline, serve.output()
+        time.sleep(0.05)
+    ports = {name: int(port) for name, port in _METRICS.findall(said[0])}
+    assert set(ports) == set(SERVICES), said
+    assert len(set(ports.values())) == 3 and not DEFAULT_METRICS_PORTS & set(ports.values())
+    for name, port in ports.items():
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+            assert reply.status == 200 and b"# TYPE" in reply.read(), name
+    serve.signal()
+    assert serve.exit_status() == 0, serve.output()

@@ -2,9 +2,16 @@
 lobby and the REST gateway, each as its own process, in the foreground until Ctrl-C.
 
 Ports: TRUC_GAME_PORT (50051), TRUC_LOBBY_PORT (50052) and TRUC_GATEWAY_PORT
-(8080). Every other setting is passed through from the environment (see
-truc_game/config.py, truc_lobby/config.py and truc_gateway/config.py); without
-TRUC_JWT_SECRET the services run in development mode.
+(8080; the web app at http://127.0.0.1:8080/). Metrics: 9464, 9465 and 9466
+while those ports are the defaults; a service moved to another port serves its
+metrics on a free port instead, so two stacks never share one (TRUC_METRICS_PORT
+overrides: 0 off, -1 free ports, N for N, N+1, N+2); the script prints where
+("[serve] metrics: ..."). Every other setting is passed through from the
+environment (see truc_game/config.py, truc_lobby/config.py and
+truc_gateway/config.py); without TRUC_JWT_SECRET the services run in development
+mode, and unless TRUC_GATEWAY_CORS_ORIGINS is set the gateway allows browser
+calls from any localhost origin (http://localhost, 127.0.0.1 or [::1] on any
+port: a front-end's dev server), which its production default does not.
 
 Stopping. The first SIGINT (Ctrl-C) or SIGTERM stops the services gracefully:
 each gets SIGTERM and up to 15 s to drain before SIGKILL, then the bundled
@@ -32,7 +39,7 @@ import socket
 import sys
 from types import FrameType
 
-from stack import running_stack
+from stack import DEFAULT_PORTS, running_stack
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -80,9 +87,10 @@ class _Signals:
 
 
 def main() -> int:
-    game_port = int(os.environ.get("TRUC_GAME_PORT", "50051"))
-    lobby_port = int(os.environ.get("TRUC_LOBBY_PORT", "50052"))
-    gateway_port = int(os.environ.get("TRUC_GATEWAY_PORT", "8080"))
+    game_port, lobby_port, gateway_port = (
+        int(os.environ.get(f"TRUC_{name.upper()}_PORT", str(port)))
+        for name, (port, _) in DEFAULT_PORTS.items()
+    )
     signals = _Signals()
     patience = 1  # signals the stop takes before it kills: the one that started it
     hurried = False

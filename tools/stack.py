@@ -17,10 +17,23 @@ from typing import IO
 from truc_dev_redis import RedisServer
 
 _LISTENING = re.compile(r"listening on [^:]+:(\d+)")
+_METRICS = re.compile(r"metrics on http://(\S+)/metrics")
+DEFAULT_PORTS: dict[str, tuple[int, int]] = {
+    "game": (50051, 9464),
+    "lobby": (50052, 9465),
+    "gateway": (8080, 9466),
+}
+"""Each service's default port and default metrics port (the services' own defaults)."""
+DEV_CORS_ORIGINS = "http://localhost:*,http://127.0.0.1:*,http://[::1]:*"
+"""The gateway's CORS origins in a development stack unless TRUC_GATEWAY_CORS_ORIGINS
+is set: a front-end's dev server on this machine, on any port (the gateway's own
+default allows none)."""
 _SERVICE_GRACE = 15.0
 """Seconds each service has to stop after SIGTERM before it gets SIGKILL."""
 _REDIS_GRACE = 5.0
 """Likewise for the bundled Redis (RedisServer.stop waits as long)."""
+_OUTPUT = threading.Lock()
+"""Held while a line is written: the services' relays and the script's own lines."""
 _STEP = 0.05
 """The longest single wait of a stop: how soon ``hurry`` is asked again."""
 
@@ -31,21 +44,56 @@ class Addresses:
     game: str
     lobby: str
     gateway: str
+    metrics: dict[str, str]
+    """Each service's ``/metrics`` address (``host:port``), if it serves one."""
+
+
+def metrics_port(name: str, port: int, environ: dict[str, str]) -> str:
+    """The ``TRUC_METRICS_PORT`` of service ``name`` (``game``, ``lobby``,
+    ``gateway``) on ``port``: ``TRUC_METRICS_PORT`` when it is 0 (off) or -1 (a
+    free port) for every service; N > 0: N, N + 1 and N + 2, in that order; unset:
+    the service's default (9464, 9465, 9466) while it runs on its default port,
+    else -1, so that changing a service's port never puts two stacks' metrics on
+    one port."""
+    given = environ.get("TRUC_METRICS_PORT", "").strip()
+    order = list(DEFAULT_PORTS)
+    if given:
+        if not given.removeprefix("-").isdecimal():
+            return given  # the service refuses it, naming the variable
+        base = int(given)
+        return str(base + order.index(name)) if base > 0 else str(base)
+    default_port, default_metrics = DEFAULT_PORTS[name]
+    return str(default_metrics) if port == default_port else "-1"
 
 
 def _relay(
-    name: str, stream: IO[bytes], ready: threading.Event, port: list[int], quiet: bool
+    name: str,
+    stream: IO[bytes],
+    ready: threading.Event,
+    *,
+    port: list[int],
+    metrics: list[str],
+    quiet: bool,
 ) -> None:
     for raw in iter(stream.readline, b""):
         line = raw.decode(errors="replace")
+        serving = _METRICS.search(line)
+        if serving and not port and not metrics:  # logged before "listening"
+            metrics.append(serving.group(1))
+        if not quiet:
+            say(f"[{name}] {line}")
         found = _LISTENING.search(line)
-        if found and not port:
+        if found and not port:  # once its line is out: what follows comes after it
             port.append(int(found.group(1)))
             ready.set()
-        if not quiet:
-            sys.stdout.write(f"[{name}] {line}")
-            sys.stdout.flush()
     ready.set()
+
+
+def say(text: str) -> None:
+    """Write ``text`` (whole lines) to stdout, never interleaved with another thread's."""
+    with _OUTPUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def _sleep(seconds: float) -> bool:
@@ -120,6 +168,11 @@ def running_stack(
     """Redis (bundled unless REDIS_URL is set), the game service, the lobby and the
     REST gateway in front of both.
 
+    Development defaults, each unless the environment sets it: TRUC_DEV_MODE=1
+    without TRUC_JWT_SECRET, text logs, the gateway's CORS origins
+    :data:`DEV_CORS_ORIGINS` (localhost on any port), and each service's
+    metrics port by :func:`metrics_port` (printed: ``[serve] metrics: ...``).
+
     On the way out each service gets SIGTERM and up to 15 s to stop before
     SIGKILL, then the bundled Redis (5 s). ``hurry`` paces those waits: called
     with at most a few hundredths of a second, it waits up to that long and
@@ -131,6 +184,7 @@ def running_stack(
     if not env.get("TRUC_JWT_SECRET"):
         env.setdefault("TRUC_DEV_MODE", "1")
     env.setdefault("TRUC_LOG_FORMAT", "text")  # for people; the services default to JSON
+    env.setdefault("TRUC_GATEWAY_CORS_ORIGINS", DEV_CORS_ORIGINS)
     with contextlib.ExitStack() as stack:
         if not env.get("REDIS_URL"):
             redis = RedisServer().start()
@@ -144,6 +198,7 @@ def running_stack(
                 )
         processes: list[subprocess.Popen[bytes]] = []
         addresses: dict[str, str] = {}
+        metrics: dict[str, str] = {}
         try:
             for name, module, port in (
                 ("game", "truc_game", game_port),
@@ -155,9 +210,8 @@ def running_stack(
                     "TRUC_GAME_PORT": str(game_port),
                     "TRUC_LOBBY_PORT": str(port),
                     "TRUC_GATEWAY_PORT": str(port),
+                    "TRUC_METRICS_PORT": metrics_port(name, port, env),
                 }
-                if port == 0:  # on free ports (make run): metrics too, beside any other stack
-                    env_for["TRUC_METRICS_PORT"] = "-1"
                 if name != "game":
                     env_for["TRUC_GAME_ADDRESS"] = addresses["game"]
                 if name == "gateway":
@@ -175,16 +229,29 @@ def running_stack(
                 processes.append(process)
                 ready = threading.Event()
                 found: list[int] = []
+                serving: list[str] = []
                 assert process.stdout is not None
                 threading.Thread(
-                    target=_relay, args=(name, process.stdout, ready, found, quiet), daemon=True
+                    target=_relay,
+                    args=(name, process.stdout, ready),
+                    kwargs={"port": found, "metrics": serving, "quiet": quiet},
+                    daemon=True,
                 ).start()
                 if not ready.wait(30) or not found:
                     raise RuntimeError(f"the {name} service did not start")
                 addresses[name] = f"127.0.0.1:{found[0]}"
+                if serving:
+                    metrics[name] = serving[0]
+            if not quiet and metrics:
+                listed = ", ".join(f"{name} http://{at}/metrics" for name, at in metrics.items())
+                say(f"[serve] metrics: {listed}\n")
             yield (
                 Addresses(
-                    env["REDIS_URL"], addresses["game"], addresses["lobby"], addresses["gateway"]
+                    env["REDIS_URL"],
+                    addresses["game"],
+                    addresses["lobby"],
+                    addresses["gateway"],
+                    metrics,
                 ),
                 processes,
             )

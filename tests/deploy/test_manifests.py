@@ -47,6 +47,9 @@ NOT_SET_ON_PURPOSE = {
     "TRUC_EXTERNAL_JWT_ALGORITHM",
     "TRUC_EXTERNAL_JWT_ISSUER",
     "TRUC_EXTERNAL_JWT_AUDIENCE",
+    # The web app ships inside the gateway's image; another folder is a front-end
+    # developer's option, not a deployment's.
+    "TRUC_GATEWAY_WEB_DIR",
 }
 PRESTOP_SECONDS = 5
 

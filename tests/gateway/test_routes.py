@@ -18,6 +18,7 @@ def test_every_rpc_of_both_services_has_a_route() -> None:
         ("POST", "/v1/{name=games/*}:submitAction"): "truc.v1.GameService.SubmitAction",
         ("GET", "/v1/{name=games/*}:watch"): "truc.v1.GameService.WatchGame",
         ("GET", "/v1/{open.name=games/*}:play"): "truc.v1.GameService.Play",  # WebSocket
+        ("GET", "/v1/{name=games/*}:replay"): "truc.v1.GameService.GetReplay",
         ("POST", "/v1/guests:signIn"): "truc.v1.LobbyService.SignInGuest",
         ("POST", "/v1/tickets"): "truc.v1.LobbyService.CreateTicket",
         ("POST", "/v1/{name=tickets/*}:confirm"): "truc.v1.LobbyService.ConfirmTicket",
@@ -26,12 +27,44 @@ def test_every_rpc_of_both_services_has_a_route() -> None:
         ("GET", "/v1/{name=tickets/*}:watch"): "truc.v1.LobbyService.WatchTicket",
         ("GET", "/v1/games"): "truc.v1.LobbyService.ListGames",
         ("POST", "/v1/streamTokens"): "truc.v1.LobbyService.CreateStreamToken",
+        ("GET", "/v1/liveGames"): "truc.v1.LobbyService.ListLiveGames",
+        ("POST", "/v1/{name=games/*}:spectate"): "truc.v1.LobbyService.CreateSpectatorGrant",
     }
     for service in (game_service_pb2, lobby_service_pb2):
         for descriptor in service.DESCRIPTOR.services_by_name.values():
             assert len(descriptor.methods) == sum(
                 r.service == descriptor.full_name for r in route_table()
             )
+
+
+def test_the_new_routes_share_the_games_paths_without_ambiguity() -> None:
+    routes = route_table()
+    for path, methods in {
+        "/v1/games/g:replay": {("GET", "GameService", "GetReplay")},
+        "/v1/games/g:spectate": {("POST", "LobbyService", "CreateSpectatorGrant")},
+        "/v1/liveGames": {("GET", "LobbyService", "ListLiveGames")},
+        "/v1/games": {
+            ("GET", "LobbyService", "ListGames"),
+            ("POST", "GameService", "CreateGame"),
+        },
+    }.items():
+        found = {
+            (r.http_method, r.service.rsplit(".", 1)[1], r.method.name)
+            for r, _ in most_specific(routes, path)
+        }
+        assert found == methods, path
+    replay = next(r for r in routes if r.method.name == "GetReplay")
+    request = build_request(
+        replay, {"name": "games/g"}, [("page_size", "5"), ("asSpectator", "true")], b""
+    )
+    assert isinstance(request, game_service_pb2.GetReplayRequest)
+    assert (request.name, request.page_size, request.as_spectator) == ("games/g", 5, True)
+    assert not replay.streaming and replay.body == ""
+    spectate = next(r for r in routes if r.method.name == "CreateSpectatorGrant")
+    assert spectate.body == "*"  # a JSON body, {}, is optional
+    grant = build_request(spectate, {"name": "games/g"}, [], b"")
+    assert isinstance(grant, lobby_service_pb2.CreateSpectatorGrantRequest)
+    assert grant.name == "games/g"
 
 
 def test_templates_match_raw_paths_and_decode_variables() -> None:

@@ -129,3 +129,44 @@ def test_a_stream_token_from_the_lobby_opens_the_watch_streams(rest_stack: RestS
                 break
 
     run(check)
+
+
+def test_a_spectator_grant_may_watch_its_own_game_from_the_url(
+    upstream: RecordingUpstream, direct: Gateway
+) -> None:
+    """A spectator grant (role spectator, claim game; hours long) in the URL of
+    that game's watch stream only; anywhere else it is a long-lived token."""
+    now = int(time.time())
+    grant = _token(role="spectator", game="games/g", exp=now + 4 * 3600)
+    refused = {
+        "/v1/games/g:watch": {
+            "a grant for another game": _token(role="spectator", game="games/h", exp=now + 3600),
+            "a spectator token without game": _token(role="spectator", exp=now + 3600),
+            "a grant without exp": _token(role="spectator", game="games/g", exp=None),
+            "a player token naming the game": _token(role="player", game="games/g", exp=now + 3600),
+        },
+        "/v1/tickets/g:watch": {"the grant on a ticket's stream": grant},
+    }
+
+    async def check(session: aiohttp.ClientSession) -> None:
+        upstream.clear()
+        async with session.get(f"{direct.url}/v1/games/g:watch?access_token={grant}") as response:
+            assert response.status == 200, await response.text()
+            assert b"event: end" in await response.read()
+        [recorded] = upstream.calls
+        assert recorded.method == "/truc.v1.GameService/WatchGame"
+        assert recorded.metadata["authorization"] == "Bearer " + grant
+        for route, tokens in refused.items():
+            for why, token in tokens.items():
+                upstream.clear()
+                reply = await call(session, "GET", f"{direct.url}{route}?access_token={token}")
+                assert (reply.status, reply.reason) == (401, "TOKEN_IN_URL"), (why, reply.body)
+                assert upstream.calls == [], why
+        reply = await call(session, "GET", f"{direct.url}/v1/games/h:watch?access_token={grant}")
+        assert "POST /v1/games/{game}:spectate" in reply.body["message"], reply.body
+        assert "for another game, not games/h" in reply.body["message"], reply.body
+        # A non-streaming route takes no URL token at all, a grant neither.
+        reply = await call(session, "GET", f"{direct.url}/v1/games/g:replay?access_token={grant}")
+        assert (reply.status, reply.reason) == (400, "BAD_REQUEST"), reply.body
+
+    run(check)

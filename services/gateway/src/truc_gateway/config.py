@@ -9,7 +9,7 @@
 | ``TRUC_GAME_ADDRESS`` | ``127.0.0.1:50051`` | the game service (gRPC) |
 | ``TRUC_LOBBY_ADDRESS`` | ``127.0.0.1:50052`` | the lobby (gRPC) |
 | ``TRUC_GATEWAY_MAX_BODY_BYTES`` | ``65536`` | largest request body accepted (larger: 413) |
-| ``TRUC_GATEWAY_CORS_ORIGINS`` | (none) | origins browsers may call from (commas); ``*``: any |
+| ``TRUC_GATEWAY_CORS_ORIGINS`` | (none) | browser origins (commas; ``*``: any; ``:*``: any port) |
 | ``TRUC_GATEWAY_CALL_TIMEOUT_MS`` | ``10000`` | deadline of each unary call to a service |
 | ``TRUC_GATEWAY_HEARTBEAT_MS`` | ``15000`` | an SSE comment line after this long without an event |
 | ``TRUC_GATEWAY_WS_OPEN_TIMEOUT_MS`` | ``10000`` | WebSocket: the token, ``open`` frames within |
@@ -18,6 +18,7 @@
 | ``TRUC_GATEWAY_GRACE_SECONDS`` | ``5`` | on SIGTERM, how long in-flight requests may finish |
 | ``TRUC_GATEWAY_TRUSTED_PROXIES`` | (none) | proxies' CIDRs (commas): ``X-Forwarded-For`` |
 | ``TRUC_GATEWAY_MAX_STREAMS_PER_ADDRESS`` | ``64`` | SSE + WebSockets per client address (0: any) |
+| ``TRUC_GATEWAY_WEB_DIR`` | (package) | the web app's files (``/``, ``/app/``); unset: ``web/`` |
 | ``TRUC_LOG_LEVEL`` | ``INFO`` | logging level (``DEBUG``: a ``request`` line per request) |
 | ``TRUC_LOG_FORMAT`` | ``json`` | ``json`` (an object per line) or ``text`` |
 | ``TRUC_METRICS_PORT`` | ``9466`` | ``/metrics`` on ``TRUC_GATEWAY_HOST`` (0: off; -1: any) |
@@ -39,6 +40,7 @@ the ``Authorization`` header on and the services check it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, ClassVar
 
 from pydantic import Field, field_validator
@@ -86,6 +88,11 @@ class Settings(ServiceSettings):
         le=600,
         validation_alias="TRUC_GATEWAY_GRACE_SECONDS",
         description="on SIGTERM, how long in-flight requests may finish",
+    )
+    web_dir: Path | None = Field(
+        None,
+        validation_alias="TRUC_GATEWAY_WEB_DIR",
+        description="the folder of the web app's files (unset: the package's web/)",
     )
     metrics_port: int = Field(9466, ge=-1, le=65535, validation_alias="TRUC_METRICS_PORT")
     trusted_proxies: Networks = Field(

@@ -7,7 +7,9 @@ google.rpc mapping, ``google/rpc/code.proto``) and the body is the call's
      "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TOKEN_INVALID",
      "domain": "truc.v1", "metadata": {}}]}
 
-The gateway's own refusals (:class:`GatewayError`) have the same shape. Every
+The gateway's own refusals (:class:`GatewayError`) have the same shape. A
+TOKEN_MISSING refusal's message is worded for HTTP (:func:`http_worded`: the
+``Authorization`` header, not gRPC metadata), its reason unchanged. Every
 429 (RESOURCE_EXHAUSTED) carries ``Retry-After``, in whole seconds rounded up:
 the ErrorInfo's ``retry_after_ms``, else the status's ``google.rpc.RetryInfo``,
 else 1.
@@ -32,14 +34,18 @@ from truc_service.errors import GRPC_CODES, rich_status
 __all__ = [
     "DOMAIN",
     "HTTP_STATUS",
+    "HTTP_TOKEN_MISSING",
+    "TOKEN_MISSING",
     "GatewayError",
     "bad_request",
     "error_response",
     "http_status_of",
+    "http_worded",
     "retry_after_seconds",
     "rpc_error_status",
     "service_error",
     "status_json",
+    "status_reason",
 ]
 
 HTTP_STATUS: Final[dict[grpc.StatusCode, int]] = {
@@ -62,6 +68,11 @@ HTTP_STATUS: Final[dict[grpc.StatusCode, int]] = {
     grpc.StatusCode.DATA_LOSS: 500,
 }
 """gRPC code -> HTTP status, as google/rpc/code.proto documents it."""
+TOKEN_MISSING: Final = "TOKEN_MISSING"
+HTTP_TOKEN_MISSING: Final = (
+    "send the header 'Authorization: Bearer <token>' (a token from POST /v1/guests:signIn)"
+)
+"""TOKEN_MISSING's message over HTTP (the services say it for HTTP and gRPC alike)."""
 
 
 class GatewayError(Exception):
@@ -111,6 +122,26 @@ def rpc_error_status(error: grpc.aio.AioRpcError) -> status_pb2.Status:
     return status_pb2.Status(code=error.code().value[0], message=error.details() or "")
 
 
+def status_reason(status: status_pb2.Status) -> str:
+    """The ErrorInfo reason of a Status, or its code's name."""
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info) and info.reason:
+            return str(info.reason)
+    return next((c.name for c in grpc.StatusCode if c.value[0] == status.code), "UNKNOWN")
+
+
+def http_worded(status: status_pb2.Status, missing: str = HTTP_TOKEN_MISSING) -> status_pb2.Status:
+    """``status``, with the message ``missing`` if it is a TOKEN_MISSING refusal:
+    how an HTTP (or WebSocket) client sends its token."""
+    if status_reason(status) != TOKEN_MISSING:
+        return status
+    worded = status_pb2.Status()
+    worded.CopyFrom(status)
+    worded.message = missing
+    return worded
+
+
 def http_status_of(status: status_pb2.Status) -> int:
     return _BY_NUMBER.get(status.code, 500)
 
@@ -151,7 +182,7 @@ def error_response(
 ) -> web.Response:
     """The HTTP answer for a google.rpc.Status: its HTTP status (unless given), a
     ``Retry-After`` (:func:`retry_after_seconds`; 1 for a 429 without one), the
-    Status as JSON."""
+    Status as JSON (:func:`http_worded`)."""
     extra = dict(headers or {})
     http = http_status or http_status_of(status)
     retry = retry_after_seconds(status)
@@ -162,6 +193,6 @@ def error_response(
     return web.Response(
         status=http,
         headers=extra,
-        text=status_json(status),
+        text=status_json(http_worded(status)),
         content_type="application/json",
     )

@@ -4,8 +4,9 @@
 * ``truc_gateway_http_duration_seconds{route,method,status}`` (histogram): HTTP
   requests answered, how long each took (an SSE stream: how long it stayed
   open); its ``_count`` counts requests. ``route`` is bounded: the RPC's name
-  (``SubmitAction``), ``healthz``, ``openapi``, ``preflight`` (a CORS
-  ``OPTIONS``) or ``unknown`` (no route for that path and method: 404, 405) —
+  (``SubmitAction``), ``healthz``, ``openapi``, ``web`` (the web app's files:
+  ``/``, ``/app/...``), ``guide``, ``preflight`` (a CORS ``OPTIONS``) or
+  ``unknown`` (no route for that path and method: 404, 405) —
   never the raw path. ``method`` is the HTTP method (``other`` beyond the
   standard ones); ``status`` the HTTP status (``499``: the client went away).
 * ``truc_gateway_sse_streams{route}`` (gauge): SSE streams open now.
@@ -58,8 +59,8 @@ HTTP_METHODS: Final = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"
 HTTP_SECONDS = Histogram(
     "truc_gateway_http_duration_seconds",
     "HTTP requests answered by the gateway, by route (the RPC's name, or healthz, openapi, "
-    "preflight, unknown), HTTP method and status, and how long they took (SSE: how long the "
-    "stream stayed open).",
+    "web, guide, preflight, unknown), HTTP method and status, and how long they took (SSE: "
+    "how long the stream stayed open).",
     ["route", "method", "status"],
     buckets=LATENCY_BUCKETS,
 )

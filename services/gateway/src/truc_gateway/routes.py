@@ -44,6 +44,7 @@ __all__ = [
     "Route",
     "TemplateError",
     "Variable",
+    "doubled_collection",
     "field_path",
     "most_specific",
     "route_table",
@@ -63,6 +64,8 @@ The path sets the field of the first (``open``) message it names."""
 EVENT_ID_FIELD: Final = "version"
 """A streamed response field of this name is the SSE event ``id``."""
 
+_DOUBLED = re.compile(r"/v1/([A-Za-z][A-Za-z0-9]*)/\1/(.+)")
+"""``/v1/games/games/g``: a resource name (``games/g``) pasted after its collection."""
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LITERAL = re.compile(r"[A-Za-z0-9_.~-]+")
 
@@ -306,3 +309,14 @@ def most_specific(routes: Sequence[Route], raw_path: str) -> list[tuple[Route, d
     matched = [(r, v) for r in routes if (v := r.template.match(raw_path)) is not None]
     with_verb = [(r, v) for r, v in matched if r.template.verb is not None]
     return with_verb or matched
+
+
+def doubled_collection(routes: Sequence[Route], raw_path: str) -> str | None:
+    """The path meant when ``raw_path`` names its collection twice (``/v1/games/games/g``:
+    a resource name, ``"games/g"``, pasted into ``/v1/games/{game}``) and the path
+    with it once is a route's; else None."""
+    found = _DOUBLED.fullmatch(raw_path)
+    if found is None:
+        return None
+    meant = f"/v1/{found.group(1)}/{found.group(2)}"
+    return meant if most_specific(routes, meant) else None

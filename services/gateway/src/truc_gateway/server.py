@@ -8,14 +8,18 @@ body (at most ``TRUC_GATEWAY_MAX_BODY_BYTES``: 413 BODY_TOO_LARGE; JSON only:
 ``Authorization`` header and the client's address
 (:mod:`truc_gateway.client_address`) as gRPC metadata, and answer with JSON, an
 error (google.rpc.Status JSON) or an SSE stream. A streaming route also takes
-``?access_token=``, a stream token only (:mod:`truc_gateway.stream_tokens`:
-else 401 TOKEN_IN_URL before any call). SSE streams and WebSockets count
+``?access_token=``, a stream token only, or on a game's watch route that
+game's spectator grant (:mod:`truc_gateway.stream_tokens`: else 401
+TOKEN_IN_URL before any call). SSE streams and WebSockets count
 against ``TRUC_GATEWAY_MAX_STREAMS_PER_ADDRESS`` per client address on this
 replica (past it: 429 RATE_LIMITED with ``Retry-After``, before any call). A
 bidirectional RPC (Play) is a WebSocket instead (:mod:`truc_gateway.websocket`):
 the ``GET`` upgrades and the session is relayed frame by frame. ``GET
 /openapi.json`` serves the OpenAPI document and ``GET /healthz`` the gateway's
-own liveness.
+own liveness; ``GET /``, ``/app/...`` and ``/guide`` the web app and the
+player's guide (:mod:`truc_gateway.web_app`). A path naming a resource's
+collection twice (``/v1/games/games/g``: a resource name pasted after its
+collection) is 404 BAD_PATH, the message giving the path meant.
 
 What a client can make the gateway hold is bounded: a request's head
 (:data:`MAX_HEAD_LINE`, :data:`MAX_HEADERS`), its body
@@ -79,10 +83,11 @@ from .metrics import (
     method_label,
 )
 from .openapi import served_document
-from .routes import Route, most_specific, route_table
+from .routes import Route, doubled_collection, most_specific, route_table
 from .sse import StreamEnd, relay_stream
-from .stream_tokens import check_url_token
+from .stream_tokens import GRANT_ROUTES, check_url_token
 from .transcode import build_request, message_json
+from .web_app import WEB_ROOT, WebApp
 from .websocket import SessionEnd, SessionLimits, serve_session
 
 if TYPE_CHECKING:
@@ -139,6 +144,7 @@ class Gateway:
         self._http = Children(HTTP_SECONDS)
         self._upstream = Children(UPSTREAM_SECONDS)
         self._openapi = served_document()
+        self.web_app = WebApp(settings.web_dir or WEB_ROOT)
         addresses = {
             "truc.v1.GameService": settings.game_address,
             "truc.v1.LobbyService": settings.lobby_address,
@@ -195,12 +201,19 @@ class Gateway:
 
     async def dispatch(self, request: web.Request, exchange: Exchange) -> web.StreamResponse:
         raw_path = request.rel_url.raw_path
+        page = self.web_app.route_of(raw_path)
+        if page is not None:
+            exchange.route = page
+            return await self.web_app.answer(request)
         builtin = self._builtin(raw_path)
         if builtin is not None:
             exchange.route = _BUILTIN_ROUTES[raw_path]
             return await self._builtin_answer(request, builtin)
         matched = most_specific(self.routes, raw_path)
         if not matched:
+            meant = doubled_collection(self.routes, raw_path)
+            if meant is not None:
+                raise _doubled(raw_path, meant)
             raise GatewayError(
                 404,
                 grpc.StatusCode.NOT_FOUND,
@@ -222,7 +235,7 @@ class Gateway:
         if route.websocket:
             return await self._session(request, route, variables, address)
         body = await self._body(request, route)
-        metadata = self._metadata(request, route, address)
+        metadata = self._metadata(request, route, variables, address)
         message = build_request(
             route, variables, request.query.items(), body, request.headers.get("Last-Event-ID")
         )
@@ -419,9 +432,12 @@ class Gateway:
             )
         return body
 
-    def _metadata(self, request: web.Request, route: Route, address: str) -> Metadata:
+    def _metadata(
+        self, request: web.Request, route: Route, variables: dict[str, str], address: str
+    ) -> Metadata:
         """The call's metadata: the client's address, and the caller's token from the
-        ``Authorization`` header or (streaming routes) a stream token in the URL."""
+        ``Authorization`` header or (streaming routes) a stream token in the URL (on
+        a game's watch route, that game's spectator grant too)."""
         client: Metadata = ((CLIENT_ADDRESS, address),)
         authorization = request.headers.get("Authorization")
         tokens = request.query.getall("access_token", ())
@@ -437,8 +453,9 @@ class Gateway:
             raise GatewayError(
                 400, grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST", "access_token is given twice"
             )
+        grant_for = variables.get("name") if route.method.full_name in GRANT_ROUTES else None
         for token in tokens:  # checked even beside a header: it is in the URL all the same
-            check_url_token(token)
+            check_url_token(token, game=grant_for)
             if authorization is None:
                 authorization = "Bearer " + token
         if authorization is None:
@@ -536,6 +553,18 @@ def _method_not_allowed(method: str, methods: list[str]) -> GatewayError:
         "METHOD_NOT_ALLOWED",
         f"{method} is not allowed here; allowed: {', '.join(methods)}",
         headers={"Allow": ", ".join((*methods, "OPTIONS"))},
+    )
+
+
+def _doubled(raw_path: str, meant: str) -> GatewayError:
+    collection = meant.split("/")[2]
+    return GatewayError(
+        404,
+        grpc.StatusCode.NOT_FOUND,
+        "BAD_PATH",
+        f"no route for {raw_path}: the path takes the resource's name once, as "
+        f'/v1/{{name}} with name "{collection}/..." (as the API returns it): {meant}',
+        metadata={"path": meant},
     )
 
 

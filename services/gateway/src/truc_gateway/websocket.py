@@ -87,13 +87,21 @@ from typing import Any, Final, cast
 
 import grpc
 from aiohttp import WSMsgType, web
-from google.rpc import error_details_pb2, status_pb2
+from google.rpc import status_pb2
 from truc.v1 import game_service_pb2
 
 from truc_service.errors import rich_status
 
 from .cors import CorsPolicy
-from .errors import GatewayError, bad_request, http_status_of, rpc_error_status, status_json
+from .errors import (
+    GatewayError,
+    bad_request,
+    http_status_of,
+    http_worded,
+    rpc_error_status,
+    status_json,
+    status_reason,
+)
 from .metrics import WS_CLOSES, WS_FRAMES, WS_SESSIONS
 from .routes import Route
 from .strict_json import JsonError, parse_into
@@ -128,6 +136,11 @@ OPEN_TIMEOUT_HTTP: Final = 408
 RACE_SECONDS: Final = 0.25
 """After an ``open`` whose write met the stream's end: how long the second stream
 may take to end on its own before the open is written to it."""
+WS_TOKEN_MISSING: Final = (
+    "send the header 'Authorization: Bearer <token>' with the upgrade, or a first "
+    'frame {"token": "<token>"} before the open frame'
+)
+"""TOKEN_MISSING's message on a WebSocket."""
 _MAX_REQUEST_ID: Final = 64
 _MAX_CLOSE_REASON: Final = 123
 """The longest close reason a close frame carries (bytes)."""
@@ -185,15 +198,6 @@ class _FrameError(Exception):
     """A frame that does not transcode to a PlayRequest."""
 
 
-def _reason_of(status: status_pb2.Status) -> str:
-    """The ErrorInfo reason of a Status, or its code's name."""
-    for detail in status.details:
-        info = error_details_pb2.ErrorInfo()
-        if detail.Unpack(info) and info.reason:
-            return str(info.reason)
-    return next((c.name for c in grpc.StatusCode if c.value[0] == status.code), "UNKNOWN")
-
-
 def _failed(
     status: status_pb2.Status,
     *,
@@ -205,7 +209,7 @@ def _failed(
     http = http_status or http_status_of(status)
     return _Ending(
         code if code is not None else STATUS_CLOSE_BASE + http,
-        _reason_of(status),
+        status_reason(status),
         error=status,
         http_status=http,
         rpc=rpc,
@@ -217,8 +221,10 @@ def _malformed(message: str, *, code: int | None = None) -> _Closing:
 
 
 def error_frame(status: status_pb2.Status, http_status: int) -> str:
-    """The frame that precedes an error close: the Status as REST answers it."""
-    return f'{{"error":{status_json(status)},"httpStatus":{http_status}}}'
+    """The frame that precedes an error close: the Status as REST answers it
+    (TOKEN_MISSING worded for a WebSocket: :data:`WS_TOKEN_MISSING`)."""
+    worded = http_worded(status, WS_TOKEN_MISSING)
+    return f'{{"error":{status_json(worded)},"httpStatus":{http_status}}}'
 
 
 def origin_allowed(request: web.BaseRequest, cors: CorsPolicy) -> bool:
