@@ -15,17 +15,19 @@ PROTOC = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -I pr
 	$(sort $(wildcard proto/truc/v1/*.proto))
 
 .PHONY: run test test-unit lint format bench serve load scenarios venv clean proto proto-check openapi \
-	openapi-check node-deps k8s-validate chaos soak
+	openapi-check node-deps k8s-validate chaos soak browser
 
-## run: start Redis, the game service and the lobby; six clients queue and play a match, printed
-## (PLAY=1: you take one seat in the terminal against five bots; RULESET=french_truc, sackson_truc,
-## partnership_truc or catalan_truc: a table of that game instead of truc_y_flou)
+## run: start Redis, the game service and the lobby; six clients queue and play a match, told hand
+## by hand (PLAY=1: you take one seat in the terminal against five bots; RULESET=french_truc,
+## sackson_truc, partnership_truc or catalan_truc: a table of that game instead of truc_y_flou;
+## ARGS="--target-score 3 --pace 0 ...": rule options and more for tools/run.py, see its --help;
+## RUN_PACE=seconds: the pause after each hand, 1 by default)
 run: $(STAMP)
-	$(BIN)/python tools/run.py $(if $(filter-out 0,$(PLAY)),--play) $(if $(RULESET),--ruleset $(RULESET))
+	$(BIN)/python tools/run.py $(if $(filter-out 0,$(PLAY)),--play) $(if $(RULESET),--ruleset $(RULESET)) $(ARGS)
 
 ## test: lint, the OpenAPI document, the Kubernetes manifests, the public and rule scenarios,
 ## unit and property tests (and the Node.js client if node is here)
-test: proto-check openapi-check lint k8s-validate node-deps $(STAMP)
+test: proto-check openapi-check lint k8s-validate node-deps browser $(STAMP)
 	$(BIN)/truc scenario tests/scenarios/*/*.json > /dev/null
 	$(BIN)/pytest
 
@@ -120,6 +122,19 @@ venv: $(STAMP)
 ## node-deps: npm ci for the Node.js client (clients/node); says so and does nothing without node and npm
 node-deps: $(if $(HAVE_NODE),$(NODE_STAMP))
 	@$(if $(HAVE_NODE),:,echo "node not found: skipping the Node.js client")
+
+## browser: Debian's chromium and chromium-driver for the web app's browser tests (tests/browser),
+## installed with apt-get when missing (as root, else with sudo; neither: a clear failure)
+BROWSER_PACKAGES := chromium chromium-driver
+browser:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES); \
+	elif command -v sudo >/dev/null 2>&1; then \
+		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES); \
+	else \
+		echo "the browser tests need Debian's $(BROWSER_PACKAGES): install them (apt-get install --no-install-recommends $(BROWSER_PACKAGES)) or run as root or with sudo"; exit 1; \
+	fi
 
 # --ignore-scripts: no dependency needs an install script (protobufjs' only checks its CLI).
 $(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json

@@ -28,6 +28,7 @@ HERE = Path(__file__).parent
 INTEGRATION_FOLDERS = frozenset(
     (
         "bots",
+        "browser",
         "chaos",
         "client",
         "cluster",
