@@ -24,7 +24,7 @@ PROMPT = "> your move?"
 
 def test_run_plays_a_french_truc_match_of_two_clients() -> None:
     done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "run.py"), "--ruleset", "french_truc"],
+        [sys.executable, str(ROOT / "tools" / "run.py"), "--ruleset", "french_truc", "--pace", "0"],
         capture_output=True,
         text=True,
         timeout=180,
@@ -36,7 +36,8 @@ def test_run_plays_a_french_truc_match_of_two_clients() -> None:
     assert "2 guests queued for french_truc" in out
     assert "seated in games/" in out and "captain" not in out
     assert "── hand 1 (game 1):" in out
-    assert "plays" in out and ("trick 1" in out or "concedes" in out or "folds" in out)
+    assert "   trick 1: S" in out or "concedes" in out or "folds" in out
+    assert "   S0(A) " in out and "   S1(B) " in out  # both hands as dealt
     assert "══ game to team " in out and "wins the match" in out
     assert out.rstrip().splitlines()[-1].startswith("match over: team ")
 
@@ -55,6 +56,8 @@ def test_run_play_seats_a_human_at_a_partnership_table() -> None:
             "4",
             "--manches",
             "1",
+            "--hand-pause",
+            "0",
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

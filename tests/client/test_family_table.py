@@ -249,7 +249,7 @@ def test_french_truc_in_words_raise_redeal_mon_reste_and_a_spoiled_trick() -> No
     assert "   S0(A) holds 7He♥ TDi♦ JSp♠" in lines
     assert 'S0(A): RAISE — "two more?"' in lines
     assert "S1(B) accepts S0(A)'s RAISE (ACCEPT)" in lines
-    assert "RAISE accepted by team B: the hand is worth 2 points" in lines
+    assert "RAISE accepted by team B (S1(B)): the hand is worth 2 points" in lines
     assert "trick 1 is spoiled: nobody wins it" in lines
     refused = told(family_start(FRENCH, *deals, dealer=1), "0:PROPOSE_REDEAL 1:REFUSE")
     assert refused[-1] == "S1(B) refuses the redeal (REFUSE): play goes on with these cards"
@@ -283,7 +283,7 @@ def test_sackson_and_catalan_calls_in_words() -> None:
     assert lines[:3] == [
         "S0(A): TRUC",
         "S1(B) accepts S0(A)'s TRUC (ACCEPT)",
-        "TRUC accepted by team B: the hand is worth 2 points",
+        "TRUC accepted by team B (S1(B)): the hand is worth 2 points",
     ]
     # Seat 0 does not see team B's signal; seat 1's partner would.
     assert not any("DUS" in line for line in lines)
@@ -307,18 +307,24 @@ def test_partnership_hands_name_their_governors_and_instructions() -> None:
 
 
 def test_truc_y_flou_names_the_team_that_accepted_a_truc() -> None:
-    """Seat 0 (team A) calls TRUC; team B's captain, seat 3, accepts: team B accepted."""
+    """Seat 0 (team A) calls TRUC; team B's captain, seat 3, accepts: team B
+    (and seat 3) accepted, as the events say; the table shows the narration's
+    account, not ``last_raiser``."""
     called = ty_play(start(PLAIN_DEAL), *seq("0:TRUC"))
     transition_state = ty_play(called, *seq("3:ACCEPT"))
     view = view_to_proto(
         ty_view_for(transition_state, 0), name="g", players=["p"] * 6, etag="3", deadline_ms=None
     )
-    assert "truc: TRUC accepted by team B · the hand is worth 2 points" in text_of(
-        render_table(view, now=NOW)
-    )
     narrator = Narrator(view.rule_set)
+    call = game_pb2.Event(called=game_pb2.Called(seat=0, call=game_pb2.CALL_TRUC))
     accept = game_pb2.Event(called=game_pb2.Called(seat=3, call=game_pb2.CALL_ACCEPT))
     raised = game_pb2.Event(stake_raised=game_pb2.StakeRaised(call=game_pb2.CALL_TRUC, stake=2))
+    assert narrator.describe(call) == "S0(A): TRUC"
     assert narrator.describe(accept) == "S3(B): ACCEPT"
-    assert narrator.describe(raised) == "TRUC accepted by team B: the hand is worth 2 points"
+    assert narrator.describe(raised) == (
+        "TRUC accepted by team B (S3(B)): the hand is worth 2 points"
+    )
+    assert "truc: TRUC accepted by team B (S3(B)) · the hand is worth 2 points" in text_of(
+        render_table(view, now=NOW, accepted_by=narrator.accepted_by)
+    )
     assert action_text(game_pb2.Action(call=game_pb2.CALL_ACCEPT), view) == "call ACCEPT"

@@ -100,7 +100,11 @@ def hand_built_view() -> game_pb2.GameView:
 
 def test_the_table_shows_seats_scores_stake_pending_call_signals_and_timer() -> None:
     view = hand_built_view()
-    text = text_of(render_screen(view, choices_for(view), now=NOW, log=["S1(B): RETRUC"]))
+    text = text_of(
+        render_screen(
+            view, choices_for(view), now=NOW, log=["S1(B): RETRUC"], accepted_by="team B (S3(B))"
+        )
+    )
     for expected in (
         "you are S2(A)",
         "S0(A) ★captain",
@@ -116,7 +120,7 @@ def test_the_table_shows_seats_scores_stake_pending_call_signals_and_timer() -> 
         "manches A 1 - B 0 (to 2)",
         "manches played: A won 25-19",
         "tricks won: A 1 · B 0",
-        "TRUC accepted by team B",
+        "TRUC accepted by team B (S3(B))",
         "worth 2 points",
         "pending: S1(B) calls RETRUC, S0(A) to answer",
         "you answer the truc call",

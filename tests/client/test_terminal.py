@@ -57,6 +57,8 @@ def play(
             "6",
             "--manches",
             "1",
+            "--hand-pause",
+            "0",
             *extra,
         ],
         stdin=subprocess.PIPE,
@@ -131,7 +133,8 @@ def offered(lines: list[str], key: str) -> bool:
 
 
 def test_a_human_plays_a_whole_match_against_five_bots(services: Stack) -> None:
-    script = {0: "99", 1: "x", 2: None}  # two refused inputs, then a turn left to time out
+    # Two refused inputs, a turn left to time out, then "?" explains the choices.
+    script = {0: "99", 1: "x", 2: None, 3: "?"}
     signalled: list[int] = []
 
     def answer(n: int, lines: list[str]) -> str | None:
@@ -143,10 +146,30 @@ def test_a_human_plays_a_whole_match_against_five_bots(services: Stack) -> None:
         return "1"
 
     before = actions_by_origin(services)
-    code, lines = play(services, answer)
+    code, lines = play(services, answer, "--name", " José María ")
     out = "\n".join(lines)
     assert code == 0, out[-3000:]
     assert_played_over_sessions(services, before)
+    # Display names: the human's as the lobby kept it (trimmed), the bots by seat.
+    assert "signed in as José María (JoseMaria-" in out
+    assert re.search(r"^   (captain )?S\d\([AB]\) José María$", out, re.M)
+    assert len(re.findall(r"^   (captain )?S\d\([AB]\) Bot \d$", out, re.M)) == 5
+    assert "José María (you)" in out
+    # "?": every choice with a line of explanation, then the prompt again.
+    explained = [i for i, line in enumerate(lines) if line.startswith("? 1) ")]
+    assert explained and " — " in lines[explained[0]]
+    assert any(line.startswith(PROMPT) for line in lines[explained[0] :])
+    # The draw is told: who drew the lower card names the first dealer.
+    assert "drew the lower card in trick order, so team " in out
+    # Each hand ends with its summary, scores in A-B order, before the next hand.
+    summaries = [i for i, line in enumerate(lines) if re.match(r"  hand \d+ (to|over)", line)]
+    assert summaries, out[-3000:]
+    assert re.match(r"  points A \d+ - B \d+ · manches A \d - B \d", lines[summaries[0] + 1]) or (
+        re.match(r"  .* accepted", lines[summaries[0] + 1])
+    )
+    assert re.search(
+        r"^match over: team [AB] wins, manches A \d - B \d, after \d+ hands?: ", out, re.M
+    )
     # The table, the hand, the numbered choices, the timer.
     assert "seated in games/" in out
     assert "S0(A) ★captain" in out and "S3(B) ★captain" in out
@@ -163,7 +186,7 @@ def test_a_human_plays_a_whole_match_against_five_bots(services: Stack) -> None:
     # The human sent a team message; calls and the match's end were narrated.
     assert signalled, "no signal or directive was ever offered"
     assert re.search(r"you: (signal|direct) ", out)
-    assert re.search(r"S\d\([AB]\) (signals \w+ to the team|directs the team)", out)
+    assert re.search(r"S\d\([AB]\) [^:\n]*(signals \w+ to the team|directs the team)", out)
     assert "wins the match" in out
     assert lines[-1].startswith("match over: team ")
 

@@ -3,9 +3,13 @@
 The moves of the game (cards, calls, naming the dealer, cutting) are numbered
 ``1``, ``2``...; the team messages, which may be sent at any time of a hand,
 are ``s1``, ``s2``... (signals, then a captain's directives), so that a number
-is always a move and never a message by accident. The order is the view's own
-(``GameView.legal_actions``: cards, then calls, then messages). Each choice's
-text is in the words of the view's rule set (:func:`~truc_client.narration.action_text`).
+is always a move and never a message by accident. The order is the view's own:
+``GameView.legal_moves`` then ``legal_messages`` from a service that sends them
+(the moves only at the viewer's turn), else ``legal_actions`` split by kind
+(cards, then calls, then messages). Each choice's text is in the words of the
+view's rule set (:func:`~truc_client.narration.action_text`), and its
+``explanation`` says what it does and risks
+(:func:`~truc_client.explanations.explain`: ``?`` in terminal play).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Final
 
 from truc.v1 import game_pb2
 
+from .explanations import explain
 from .narration import action_text
 
 __all__ = ["Choice", "choices_for", "find_choice"]
@@ -29,6 +34,8 @@ class Choice:
     key: str
     action: game_pb2.Action
     text: str
+    explanation: str = ""
+    """What it does and what it risks or scores, in one line."""
 
     @property
     def is_move(self) -> bool:
@@ -38,14 +45,19 @@ class Choice:
 
 def choices_for(view: game_pb2.GameView) -> tuple[Choice, ...]:
     """The viewer's legal actions as choices: moves ``1..n``, then messages ``s1..sm``."""
-    moves: list[Choice] = []
-    messages: list[Choice] = []
-    for action in view.legal_actions:
-        if action.WhichOneof("kind") in _MESSAGE_KINDS:
-            messages.append(Choice(f"s{len(messages) + 1}", action, action_text(action, view)))
-        else:
-            moves.append(Choice(str(len(moves) + 1), action, action_text(action, view)))
+    if view.legal_moves or view.legal_messages:
+        move_actions = list(view.legal_moves)
+        message_actions = list(view.legal_messages)
+    else:  # a service that predates the split: one list, told apart by kind
+        move_actions = [a for a in view.legal_actions if a.WhichOneof("kind") not in _MESSAGE_KINDS]
+        message_actions = [a for a in view.legal_actions if a.WhichOneof("kind") in _MESSAGE_KINDS]
+    moves = [_choice(str(i), action, view) for i, action in enumerate(move_actions, 1)]
+    messages = [_choice(f"s{i}", action, view) for i, action in enumerate(message_actions, 1)]
     return (*moves, *messages)
+
+
+def _choice(key: str, action: game_pb2.Action, view: game_pb2.GameView) -> Choice:
+    return Choice(key, action, action_text(action, view), explain(action, view))
 
 
 def find_choice(choices: tuple[Choice, ...], key: str) -> Choice | None:

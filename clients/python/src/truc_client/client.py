@@ -137,6 +137,8 @@ class TrucClient:
         self._game_tokens: dict[str, str] = {}
         self.player = ""
         """The signed-in player id ("" after :meth:`use_token`)."""
+        self.display_name = ""
+        """The signed-in guest's display name as the lobby kept it (normalized)."""
 
     async def __aenter__(self) -> Self:
         return self
@@ -198,6 +200,7 @@ class TrucClient:
             raise TrucError.from_rpc(error) from None
         self._token = reply.token
         self.player = reply.player
+        self.display_name = reply.display_name or display_name
         return reply.player
 
     def use_token(self, token: str) -> None:

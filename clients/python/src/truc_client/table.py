@@ -10,7 +10,13 @@ cards they hold, the cards they played, and the cards a showdown revealed.
   rule set (teams, Truc y Flou's captains, partnership Truc's governors, the
   dealer, whose turn, each seat's card in the current trick), the tricks won
   (or spoiled), the scores (points and manches, or games), the stake and the
-  pending calls (a raise, MON_RESTE, a redeal proposal), the timer;
+  pending calls (a raise, MON_RESTE, a redeal proposal), the timer. A seat
+  shows its player's display name (``SeatInfo.display_name``, else the
+  caller's label, else the player id; :func:`~truc_client.narration.printable`
+  always); a finished match shows its last manche's final points (from
+  ``GameView.history`` when the service reports 0-0); an embit a flor voided
+  says so; who accepted the truc comes from the narration of the events
+  (``accepted_by``), never from ``last_raiser``;
 * :func:`render_hand`, :func:`render_signals`, :func:`render_choices`: the
   viewer's cards, the team's signals this hand, the numbered legal actions;
 * :func:`render_screen`: all of it plus the event log, the one renderable of
@@ -34,12 +40,15 @@ from .narration import (
     call_name,
     card_text,
     is_family,
+    printable,
     prompt_text,
+    seat_label,
     seat_name,
     team_name,
 )
 
 __all__ = [
+    "games_word",
     "render_choices",
     "render_hand",
     "render_screen",
@@ -47,6 +56,7 @@ __all__ = [
     "render_table",
     "seat_count",
     "seconds_left",
+    "shown_scores",
     "timer_text",
 ]
 
@@ -103,7 +113,9 @@ def _seat_cell(view: game_pb2.GameView, seat: int, labels: Mapping[int, str]) ->
         cell.append(" ★governor", style=_TEAM_STYLE[team])
     if view.phase == game_pb2.PHASE_PLAY and seat == view.dealer:
         cell.append(" (deals)", style="dim")
-    label = labels.get(seat) or (info.player[:12] if info else "")
+    label = printable(labels.get(seat, ""), limit=32) or (
+        seat_label(seat, info.display_name, info.player[:12]) if info else ""
+    )
     if view.HasField("seat") and seat == view.seat:
         label = f"{label} (you)" if label and label != "you" else "you"
     cell.append(f"\n  {label}")
@@ -134,22 +146,20 @@ def _tricks(view: game_pb2.GameView) -> str:
     return f"tricks won: A {won_a} · B {won_b}  ({', '.join(parts)})"
 
 
-def _stake(view: game_pb2.GameView) -> str:
+def _stake(view: game_pb2.GameView, accepted_by: str) -> str:
     if is_family(view.rule_set):
-        return _family_stake(view)
+        return _family_stake(view, accepted_by)
     if view.stake == 0 and view.stake_call != game_pb2.CALL_UNSPECIFIED:
         worth = "the manche"
     else:
         worth = f"{view.stake or 1} point{'s' if (view.stake or 1) > 1 else ''}"
     if view.stake_call == game_pb2.CALL_UNSPECIFIED:
         return f"truc: none called · the hand is worth {worth}"
-    # last_raiser is the team whose call was accepted: the other team accepted it.
-    accepted = {game_pb2.TEAM_A: "B", game_pb2.TEAM_B: "A"}.get(view.last_raiser)
-    by = f" by team {accepted}" if accepted else ""
+    by = f" by {accepted_by}" if accepted_by else ""
     return f"truc: {call_name(view.stake_call)} accepted{by} · the hand is worth {worth}"
 
 
-def _family_stake(view: game_pb2.GameView) -> str:
+def _family_stake(view: game_pb2.GameView, accepted_by: str) -> str:
     """The stake of a variants.md hand: 1 point, an accepted raise, or the game."""
     if view.mon_reste:
         return "stake: MON_RESTE answered with MON_RESTE · this hand decides the game"
@@ -157,7 +167,8 @@ def _family_stake(view: game_pb2.GameView) -> str:
     worth = f"{stake} point{'s' if stake > 1 else ''}"
     if view.stake_call == game_pb2.CALL_UNSPECIFIED:
         return f"stake: no raise yet · the hand is worth {worth}"
-    return f"stake: {call_name(view.stake_call)} accepted · the hand is worth {worth}"
+    by = f" by {accepted_by}" if accepted_by else ""
+    return f"stake: {call_name(view.stake_call)} accepted{by} · the hand is worth {worth}"
 
 
 def _pending(view: game_pb2.GameView) -> list[str]:
@@ -181,7 +192,11 @@ def _pending(view: game_pb2.GameView) -> list[str]:
             line += f", {call_name(embit.answer)}"
         if embit.result.team != game_pb2.TEAM_UNSPECIFIED:
             gain = "the manche" if embit.result.wins_manche else f"+{embit.result.points}"
-            line += f" → team {team_name(embit.result.team)} {gain}"
+            if view.flors:  # §5.9: a flor in the hand voids every embit result
+                line += f" → void (a flor was declared): team {team_name(embit.result.team)}"
+                line += f" loses its {gain}"
+            else:
+                line += f" → team {team_name(embit.result.team)} {gain}"
         elif view.prompt in (game_pb2.PROMPT_EMBIT_POLL, game_pb2.PROMPT_EMBIT_ANSWER):
             line = "pending " + line
         lines.append(line)
@@ -221,17 +236,27 @@ def _family_pending(view: game_pb2.GameView) -> list[str]:
     return lines
 
 
+def shown_scores(view: game_pb2.GameView) -> game_pb2.Score:
+    """The points to show: the current manche's; once the match is over, the
+    last manche's final points (its history entry: a service that reports 0-0
+    for the manche that will not be played is shown right too)."""
+    if view.finished and view.history:
+        return view.history[-1].scores
+    return view.scores
+
+
 def _scores(view: game_pb2.GameView) -> Text:
     family = is_family(view.rule_set)
     target = view.options.target_score or (12 if family else 25)
     manches = view.options.manches_to_win or 2
     games = "games" if family else "manches"
     espintou = {team_name(t) for t in view.espintou}
-    line = Text("points ")
-    line.append(f"A {view.scores.team_a}", style=f"bold {_TEAM_STYLE[0]}")
+    points = shown_scores(view)
+    line = Text("final points " if view.finished else "points ")
+    line.append(f"A {points.team_a}", style=f"bold {_TEAM_STYLE[0]}")
     line.append("*" if "A" in espintou else "")
     line.append(" - ")
-    line.append(f"B {view.scores.team_b}", style=f"bold {_TEAM_STYLE[1]}")
+    line.append(f"B {points.team_b}", style=f"bold {_TEAM_STYLE[1]}")
     line.append("*" if "B" in espintou else "")
     line.append(f" (to {target})   {games} A {view.manches.team_a} - B {view.manches.team_b}")
     belle = "the deciding game" if family else "la belle"
@@ -246,6 +271,11 @@ def _scores(view: game_pb2.GameView) -> Text:
     return line
 
 
+def games_word(view: game_pb2.GameView) -> str:
+    """``manches`` (Truc y Flou) or ``games`` (the family)."""
+    return "games" if is_family(view.rule_set) else "manches"
+
+
 def _layout(ring: list[int]) -> list[tuple[int | None, int | None, int | None]]:
     """The grid rows of the seats (None: an empty cell; the centre cell of the
     middle row holds the trick). The viewer sits at the bottom centre and play
@@ -258,15 +288,21 @@ def _layout(ring: list[int]) -> list[tuple[int | None, int | None, int | None]]:
 
 
 def render_table(
-    view: game_pb2.GameView, *, now: float, labels: Mapping[int, str] | None = None
+    view: game_pb2.GameView,
+    *,
+    now: float,
+    labels: Mapping[int, str] | None = None,
+    accepted_by: str = "",
 ) -> RenderableType:
     """The seats around the table and the state of the hand and the match.
 
     The viewer sits at the bottom centre; play goes round to the right: with
     six seats the next seat is bottom right, then top right, top centre, top
     left, bottom left; with four, right, top (the partner), left; with two, the
-    opponent sits at the top. ``labels`` names seats (e.g. "bot"); by default a
-    seat shows its player id.
+    opponent sits at the top. ``labels`` names seats (e.g. "Bot 3"); by default a
+    seat shows its display name, else its player id. ``accepted_by`` is who
+    accepted the hand's stake, as the narration of the events told it
+    (:attr:`~truc_client.narration.Narrator.accepted_by`).
     """
     names = labels or {}
     seats = seat_count(view)
@@ -285,7 +321,8 @@ def render_table(
         draws = " vs ".join(card_text(c) for c in view.draws)
         centre.append(f"the captains draw for the first deal: {draws}", style="bold")
     elif view.finished:
-        centre.append(f"match over: team {team_name(view.winner)} wins", style="bold green")
+        won = f"{games_word(view)} A {view.manches.team_a} - B {view.manches.team_b}"
+        centre.append(f"match over: team {team_name(view.winner)} wins\n{won}", style="bold green")
     for row, cells in enumerate(_layout(ring)):
         grid.add_row(
             *(
@@ -300,7 +337,7 @@ def render_table(
     status: list[RenderableType] = [_scores(view)]
     if view.phase == game_pb2.PHASE_PLAY:
         status.append(Text(_tricks(view)))
-        status.append(Text(_stake(view)))
+        status.append(Text(_stake(view, accepted_by)))
         status.extend(Text(line, style="yellow") for line in _pending(view))
     status.append(timer_text(view, now))
     title = f"{view.name} · you are {seat_name(me)}" if view.HasField("seat") else view.name
@@ -364,7 +401,9 @@ def render_choices(choices: Sequence[Choice], *, my_turn: bool) -> RenderableTyp
     if messages:
         text.append("\nteam messages: ", style="bold")
         text.append("   ".join(f"{c.key}) {c.text}" for c in messages))
-    text.append("\nkeys: a number or s-number then Enter · r redraw · q quit", style="dim")
+    text.append(
+        "\nkeys: a number or s-number then Enter · ? explains · r redraw · q quit", style="dim"
+    )
     return text
 
 
@@ -377,21 +416,32 @@ def render_screen(
     labels: Mapping[int, str] | None = None,
     notice: str = "",
     typed: str | None = None,
+    accepted_by: str = "",
+    summary: Sequence[str] = (),
+    help_lines: Sequence[str] = (),
 ) -> RenderableType:
     """The whole screen of the terminal client: table, hand, signals, log, choices.
 
     ``log`` is the event log (its last lines are shown), ``notice`` a message
     to the player (a refused input...), ``typed`` the input line being typed
-    (None when the terminal shows it itself).
+    (None when the terminal shows it itself), ``accepted_by`` as for
+    :func:`render_table`, ``summary`` the hand just ended (shown until the
+    player goes on), ``help_lines`` the choices explained (``?``).
     """
     my_turn = view.HasField("seat") and view.HasField("to_act") and view.to_act == view.seat
     parts: list[RenderableType] = [
-        render_table(view, now=now, labels=labels),
+        render_table(view, now=now, labels=labels, accepted_by=accepted_by),
         render_hand(view),
         render_signals(view),
     ]
     if log:
         parts.append(Panel(Text("\n".join(log)), title="events", title_align="left"))
+    if summary:
+        parts.append(
+            Panel(Text("\n".join(summary), style="bold"), title="hand over", title_align="left")
+        )
+    if help_lines:
+        parts.append(Panel(Text("\n".join(help_lines)), title="your choices", title_align="left"))
     if not view.finished:
         parts.append(render_choices(choices, my_turn=my_turn))
     if notice:

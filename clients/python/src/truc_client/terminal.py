@@ -19,8 +19,20 @@ and once the lobby seats them plays the human's seat through
   the event log and the turn timer keep moving while the human thinks;
 * at the human's turn the legal actions are offered as choices
   (:mod:`truc_client.choices`): ``1``, ``2``... for moves, ``s1``... for team
-  signals and directives (any time of a hand), ``r`` redraws, ``q`` quits;
+  signals and directives (any time of a hand), ``?`` explains each choice in
+  a line (:mod:`truc_client.explanations`), ``r`` redraws, ``q`` quits;
   an input that is not a choice is refused with a message and asked again;
+* the seats show the players' display names (``--name``, by default ``$USER``
+  or ``Guest``; the others' from the lobby's seating and the views, bots as
+  ``Bot {seat}``), and so does the narration; every server-provided string is
+  made :func:`~truc_client.narration.printable` first;
+* the draw for the first deal is told (each captain's card, who drew the lower
+  and so names the dealer), and when the human names the dealer the prompt
+  says why;
+* at the end of each hand a summary (credits, the accepted stake, the scores
+  in A-B order) is shown and play pauses: on a terminal until Enter (at most
+  30 s, less when the human's next turn is running), otherwise
+  ``--hand-pause`` seconds (1.5 by default);
 * an action is sent with the view's etag: if the game moved on
   (:class:`~truc_client.client.StaleView`) or the turn passed (the service
   acted by default after the deadline: ``TurnTimedOut``), the choices are
@@ -55,19 +67,52 @@ from truc.v1 import game_pb2, game_service_pb2_grpc, lobby_pb2
 
 from truc_bots import BotPlayer, HeuristicPolicy
 from truc_protocol.convert import options_from_proto
+from truc_protocol.display_names import display_name_problem, normalized_display_name
 from truc_protocol.errors import InvalidArgument
 from truc_rules.registry import seat_count
 
 from .choices import Choice, choices_for, find_choice
 from .client import GameSession, StaleView, TrucClient, TrucError, game_version, is_over
-from .narration import Narrator, is_family, rule_set_name, seat_name, team_name
-from .table import render_screen, seconds_left
+from .explanations import draw_text
+from .narration import (
+    Narrator,
+    is_family,
+    printable,
+    rule_set_name,
+    score_text,
+    seat_label,
+    seat_name,
+    team_name,
+)
+from .table import games_word, render_screen, seconds_left
 
-__all__ = ["RULE_SETS", "add_arguments", "main", "play", "rule_options", "run", "table_seats"]
+__all__ = [
+    "RULE_SETS",
+    "add_arguments",
+    "add_rule_arguments",
+    "checked_options",
+    "default_name",
+    "main",
+    "option_problem",
+    "play",
+    "rule_options",
+    "run",
+    "table_seats",
+]
 
 _LOG_LINES: Final = 12
 _WARN_AT: Final = (10, 5)
 """Seconds left at which plain output reminds the human of the timer."""
+_ENTER_WAIT: Final = 30.0
+"""On a terminal, the longest a hand's summary waits for Enter."""
+_TURN_MARGIN: Final = 8
+"""Seconds of the human's running turn the pause leaves them."""
+
+
+def default_name() -> str:
+    """``$USER`` if it is a display name, else ``Guest``."""
+    user = os.environ.get("USER", "").strip()
+    return user if user and printable(user) == user and len(user) <= 32 else "Guest"
 
 
 class Keyboard:
@@ -175,12 +220,17 @@ class Seat:
         console: Console,
         live: bool,
         labels: dict[int, str],
+        hand_pause: float = 1.5,
     ) -> None:
         self._session = session
         self._console = console
         self._live_mode = live
         self._live: Live | None = None
         self._labels = labels
+        self._hand_pause = hand_pause
+        self._summary: list[str] = []
+        self._help: list[str] = []
+        self._go_on: asyncio.Event | None = None
         self._log: deque[str] = deque(maxlen=200)
         self._notice = ""
         self._asked = False
@@ -189,7 +239,7 @@ class Seat:
         self.view = view
         self.version = game_version(view)
         self.choices = choices_for(view)
-        self._narrator = Narrator(view.rule_set)
+        self._narrator = Narrator(view.rule_set, names=labels, options=view.options)
         for event in view.events:
             self._record(event)
         self.view.ClearField("events")
@@ -200,7 +250,9 @@ class Seat:
         """Print in plain mode (nothing on the live screen, which shows the log)."""
         if not self._live_mode:
             if isinstance(line, str):
-                self._console.print(line, markup=False, highlight=False, emoji=False)
+                self._console.print(
+                    line, markup=False, highlight=False, emoji=False, soft_wrap=True
+                )
             else:
                 self._console.print(line)
 
@@ -224,6 +276,9 @@ class Seat:
                 labels=self._labels,
                 notice=self._notice,
                 typed=typed,
+                accepted_by=self._narrator.accepted_by,
+                summary=self._summary,
+                help_lines=self._help,
             )
 
         if not self._live_mode:
@@ -251,13 +306,19 @@ class Seat:
         self._asked = True
         self._warned.clear()
         self._console.print(self.screen())
+        self._why()
         self._ask()
+
+    def _why(self) -> None:
+        """Naming the first dealer: say why this seat does."""
+        if self.view.phase == game_pb2.PHASE_DRAW and _my_turn(self.view):
+            self._say(f"why you: {draw_text(self.view)}")
 
     def _ask(self) -> None:
         left = seconds_left(self.view, time.time())
         timer = f" · ⏱ {left} s left" if left is not None else ""
         keys = _keys(self.choices, my_turn=True)
-        self._say(f"> your move? type {keys} then Enter (r redraw, q quit){timer}")
+        self._say(f"> your move? type {keys} then Enter (? explains, r redraw, q quit){timer}")
 
     def _tell(self, notice: str) -> None:
         self._notice = notice
@@ -275,6 +336,9 @@ class Seat:
         self.version = version
         self.choices = choices_for(view)
         self._notice = ""  # it was about the previous version
+        self._help = []
+        if view.phase == game_pb2.PHASE_DRAW and _my_turn(view) and self._live_mode:
+            self._notice = f"why you: {draw_text(view)}"
         if not _my_turn(view):
             self._asked = False
 
@@ -285,13 +349,59 @@ class Seat:
         # and an older one only when the game went back (a Redis loss, marked
         # rewound): then it is the game's truth.
         async for update in self._session:
-            for event in update.events:
+            kinds = [event.WhichOneof("kind") for event in update.events]
+            last_hand = max((i for i, k in enumerate(kinds) if k == "hand_ended"), default=-1)
+            for index, event in enumerate(update.events):
                 self._record(event)
+                # Every hand pauses but the match's last (a session that queued
+                # versions hands them over as one update, over once the last is in).
+                if kinds[index] == "hand_ended" and not (update.over and index == last_hand):
+                    await self._hand_over(update.view)
             self._set_view(update.view, update.version, rewound=update.rewound)
             self._show()
             if update.over:
                 return update.view
         return self.view
+
+    async def _hand_over(self, next_view: game_pb2.GameView) -> None:
+        """The hand's summary, then a pause: until Enter on a terminal (at most
+        :data:`_ENTER_WAIT`, and never eating the human's next turn), else
+        ``hand_pause`` seconds."""
+        summary = self._narrator.hand_summary_lines()
+        if self._live_mode:
+            wait = _ENTER_WAIT
+            left = seconds_left(next_view, time.time()) if _my_turn(next_view) else None
+            if left is not None:
+                wait = min(wait, max(0.0, left - _TURN_MARGIN))
+            self._summary = [*summary, f"press Enter for the next hand (or wait {wait:.0f} s)"]
+            self._go_on = asyncio.Event()
+            self.redraw()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._go_on.wait(), wait)
+            self._go_on = None
+            self._summary = []
+            self.redraw()
+            return
+        self._say("┄" * 40)
+        for line in summary:
+            self._say(f"  {line}")
+        self._say("┄" * 40)
+        if self._hand_pause > 0:
+            await asyncio.sleep(self._hand_pause)
+
+    def _explain(self) -> None:
+        """``?``: each open choice with what it does (moves only at one's turn)."""
+        mine = _my_turn(self.view)
+        lines = [
+            f"{c.key}) {c.text} — {c.explanation}" for c in self.choices if mine or not c.is_move
+        ]
+        if not lines:
+            lines = ["nothing to choose now: wait for your turn"]
+        if self.view.phase == game_pb2.PHASE_DRAW and mine:
+            lines.insert(0, f"why you: {draw_text(self.view)}")
+        self._help = lines
+        for line in lines:
+            self._say(f"? {line}")
 
     async def _tick(self) -> None:
         """Once a second: the live screen's timer; plain mode's reminders."""
@@ -313,6 +423,15 @@ class Seat:
 
     async def _handle(self, line: str) -> None:
         text = line.strip()
+        if self._go_on is not None and not text:  # Enter: on to the next hand
+            self._go_on.set()
+            return
+        if text == "?":
+            self._explain()
+            if _my_turn(self.view) and not self._live_mode:
+                self._ask()
+            self.redraw()
+            return
         if not text:
             self._show(force=True)
             return
@@ -347,7 +466,8 @@ class Seat:
             current = self._session.view  # nothing changed: the session's view is current
             if current is not None:
                 self._set_view(current, game_version(current))
-            self._tell(f"refused ({error.reason or error.code.name}): {error.message}")
+            reason = printable(error.reason or error.code.name)
+            self._tell(f"refused ({reason}): {printable(error.message)}")
             self._asked = False
         else:
             self._asked = False
@@ -387,9 +507,9 @@ async def _queue_bots(
     lobby: str, game: str, count: int, options: game_pb2.RuleOptions
 ) -> list[tuple[TrucClient, lobby_pb2.Ticket]]:
     bots = []
-    for index in range(count):
+    for _ in range(count):
         client = TrucClient(lobby, game)
-        await client.sign_in_guest(f"bot{index + 1}")
+        await client.sign_in_guest("Bot")
         bots.append((client, await client.queue(options=options)))
     return bots
 
@@ -401,12 +521,13 @@ async def play(
     out: TextIO,
     stdin_fd: int,
     live: bool,
-    name: str = "you",
+    name: str = "",
     bots: int | None = None,
     bot_think: float = 0.5,
     options: game_pb2.RuleOptions | None = None,
     seed: int = 7,
     seat_timeout: float = 120.0,
+    hand_pause: float = 1.5,
 ) -> int:
     """Queue the human and ``bots`` bots (every other seat of the table of
     ``options``' rule set when None), then play the human's seat; 0 when done."""
@@ -416,7 +537,7 @@ async def play(
         console = Console(file=out, force_terminal=False, color_system=None, width=100)
 
     def say(line: str) -> None:
-        console.print(line, markup=False, highlight=False, emoji=False)
+        console.print(line, markup=False, highlight=False, emoji=False, soft_wrap=True)
 
     options = options or game_pb2.RuleOptions()
     seats = table_seats(options)
@@ -434,9 +555,10 @@ async def play(
     keyboard = Keyboard(stdin_fd, edit=live and os.isatty(stdin_fd), on_change=lambda: None)
     keyboard.start()
     try:
-        player = await human.sign_in_guest(name)
+        player = await human.sign_in_guest(name or default_name())
+        me = printable(human.display_name, limit=32) or printable(player)
         ticket = await human.queue(options=options)
-        say(f"signed in as {name} ({player}); queued {ticket.name}")
+        say(f"signed in as {me} ({printable(player)}); queued {printable(ticket.name)}")
         bot_clients = await _queue_bots(lobby, game, bots, options)
         if bots:
             kind = "bot" if bots == 1 else "bots"
@@ -472,18 +594,27 @@ async def play(
             )
             for t, policy in zip(tickets, policies, strict=True)
         ]
-        labels = {t.seat: "bot" for t in tickets if t.game == seated.game}
-        labels[seated.seat] = name
-        say(f"seated in {seated.game} at {seat_name(seated.seat)}, team {team_name(seated.team)}")
+        ours = {t.seat for t in tickets if t.game == seated.game}
+        labels = {  # the bots queued here are guests: called by their seats
+            a.seat: seat_label(a.seat, "", bot=True)
+            if a.seat in ours
+            else seat_label(a.seat, a.display_name, a.player, bot=a.bot)
+            for a in seated.table
+        }
+        labels[seated.seat] = me
+        game_name = printable(seated.game)
+        say(f"seated in {game_name} at {seat_name(seated.seat)}, team {team_name(seated.team)}")
         for assignment in sorted(seated.table, key=lambda a: a.seat):
             role = "captain " if not family and assignment.seat in (0, 3) else ""
-            who = labels.get(assignment.seat, assignment.player)
+            who = labels.get(assignment.seat, "")
             say(f"   {role}{seat_name(assignment.seat)} {who}")
         if options.rule_set == game_pb2.RULE_SET_PARTNERSHIP_TRUC:
             say("   each hand the dealer and eldest govern their sides")
         view = await human.get_game(seated.game)  # the log so far, then the session after it
         async with human.session(seated.game, after_version=game_version(view)) as session:
-            seat = Seat(session, view, console=console, live=live, labels=labels)
+            seat = Seat(
+                session, view, console=console, live=live, labels=labels, hand_pause=hand_pause
+            )
             keyboard.on_change = seat.redraw
             with _cbreak(stdin_fd) if keyboard.edit else contextlib.nullcontext():
                 final = await seat.play(keyboard)
@@ -494,9 +625,10 @@ async def play(
         mine = final.seat % 2 if final.HasField("seat") else -1
         winner = team_name(final.winner)
         verdict = "your team wins" if final.winner - 1 == mine else "your team loses"
+        won = score_text(final.manches, games_word(final))
         say(
-            f"match over: team {winner} wins {final.manches.team_a}-{final.manches.team_b} "
-            f"after {final.hands_played} hand{'s' if final.hands_played != 1 else ''}: {verdict}"
+            f"match over: team {winner} wins, {won}, after {final.hands_played}"
+            f" hand{'s' if final.hands_played != 1 else ''}: {verdict}"
         )
         if players:  # they end with the match; one seated elsewhere is cancelled below
             await asyncio.wait(players, timeout=30)
@@ -541,6 +673,19 @@ def table_seats(options: game_pb2.RuleOptions) -> int:
     return seat_count(options_from_proto(options))
 
 
+def _enum_names(enum: object, prefix: str) -> dict[str, int]:
+    return {
+        name.removeprefix(prefix).lower(): number
+        for name, number in enum.items()  # type: ignore[attr-defined]
+        if not name.endswith("_UNSPECIFIED")
+    }
+
+
+_PERIQUES: Final = _enum_names(game_pb2.PeriqueTrickRank, "PERIQUE_TRICK_RANK_")
+_RESPONDERS: Final = _enum_names(game_pb2.Responder, "RESPONDER_")
+_CUTS: Final = _enum_names(game_pb2.CutMode, "CUT_MODE_")
+
+
 def rule_options(
     rule_set: str = "truc_y_flou",
     *,
@@ -548,62 +693,146 @@ def rule_options(
     manches: int = 0,
     seats: int = 0,
     trick_order: str = "",
+    perique_trick_rank: str = "",
+    play_out_all_tricks: bool = False,
+    ace_value: int = 0,
+    responder: str = "",
+    cut: str = "",
 ) -> game_pb2.RuleOptions:
-    """The options of a table of ``rule_set`` (0 and "": the rule set's own).
-    Truc y Flou's leave ``rule_set`` unset, as clients did before the others."""
-    options = game_pb2.RuleOptions(target_score=target_score, manches_to_win=manches, seats=seats)
+    """The options of a table of ``rule_set`` (0, False and "": the rule set's
+    own). Truc y Flou's leave ``rule_set`` unset, as clients did before the
+    others. Not validated here: :func:`checked_options` does."""
+    options = game_pb2.RuleOptions(
+        target_score=target_score,
+        manches_to_win=manches,
+        seats=seats,
+        play_out_all_tricks=play_out_all_tricks,
+        ace_value=ace_value,
+    )
     if rule_set != "truc_y_flou":
         options.rule_set = game_pb2.RuleSet.Value("RULE_SET_" + rule_set.upper())
     if trick_order:
         options.trick_order = _TRICK_ORDERS[trick_order]
+    if perique_trick_rank:
+        options.perique_trick_rank = _PERIQUES[perique_trick_rank]  # type: ignore[assignment]
+    if responder:
+        options.responder = _RESPONDERS[responder]  # type: ignore[assignment]
+    if cut:
+        options.cut = _CUTS[cut]  # type: ignore[assignment]
     return options
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``truc play`` (shared with ``truc_client.cli``)."""
-    parser.add_argument("--lobby", default="localhost:50052", metavar="HOST:PORT")
-    parser.add_argument("--game", default="localhost:50051", metavar="HOST:PORT")
-    parser.add_argument("--name", default="you", help="your display name")
-    parser.add_argument(
+def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
+    """The table's rule options (``truc play`` and ``make run``: one definition)."""
+    rules = parser.add_argument_group("rule options (default: the rule set's own)")
+    rules.add_argument(
         "--ruleset",
         default="truc_y_flou",
         choices=RULE_SETS,
         help="the game of the family (default truc_y_flou)",
     )
-    parser.add_argument("--seats", type=int, default=0, help="catalan_truc only: 4 (default) or 2")
-    parser.add_argument(
+    rules.add_argument(
+        "--target-score", type=int, default=0, help="points that win a manche (a game)"
+    )
+    rules.add_argument(
+        "--manches", type=int, default=0, help="manches (games) to win the match (2)"
+    )
+    rules.add_argument("--seats", type=int, default=0, help="catalan_truc only: 4 (default) or 2")
+    rules.add_argument(
         "--trick-order",
         default="",
         choices=tuple(_TRICK_ORDERS),
         help="french, sackson and partnership truc: the trick order (seven_eight)",
     )
-    parser.add_argument(
-        "--bots", type=int, default=None, help="bots to queue with you (default: every other seat)"
+    rules.add_argument(
+        "--perique-trick-rank",
+        default="",
+        choices=tuple(_PERIQUES),
+        help="truc_y_flou: where the periques rank in tricks (lowest)",
     )
-    parser.add_argument("--bot-think", type=float, default=0.6, help="seconds a bot waits")
-    parser.add_argument(
-        "--target-score", type=int, default=0, help="points of a game (the rule set's own)"
+    rules.add_argument(
+        "--play-out-all-tricks",
+        action="store_true",
+        help="play all three tricks even once the hand is decided",
     )
-    parser.add_argument("--manches", type=int, default=0, help="games to win the match (2)")
-    parser.add_argument("--seed", type=int, default=7, help="the bots' seed")
-    parser.add_argument(
-        "--plain", action="store_true", help="plain output even on a terminal (no live screen)"
+    rules.add_argument(
+        "--ace-value", type=int, default=0, choices=(0, 1), help="truc_y_flou: an ace in embits"
+    )
+    rules.add_argument(
+        "--responder",
+        default="",
+        choices=tuple(_RESPONDERS),
+        help="truc_y_flou: who answers a truc raise (captain)",
+    )
+    rules.add_argument(
+        "--cut", default="", choices=tuple(_CUTS), help="truc_y_flou: who cuts (automatic)"
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """Play with parsed :func:`add_arguments` options."""
+def checked_options(args: argparse.Namespace) -> tuple[game_pb2.RuleOptions, int]:
+    """The rule options of parsed :func:`add_rule_arguments`, and the table's
+    seats; :class:`~truc_protocol.errors.InvalidArgument` naming the option
+    when the rule set has no such option or refuses the value (the engine's
+    own check, as the service makes it)."""
     options = rule_options(
         args.ruleset,
         target_score=args.target_score,
         manches=args.manches,
         seats=args.seats,
         trick_order=args.trick_order,
+        perique_trick_rank=args.perique_trick_rank,
+        play_out_all_tricks=args.play_out_all_tricks,
+        ace_value=args.ace_value,
+        responder=args.responder,
+        cut=args.cut,
     )
+    return options, table_seats(options)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``truc play`` (shared with ``truc_client.cli``)."""
+    parser.add_argument("--lobby", default="localhost:50052", metavar="HOST:PORT")
+    parser.add_argument("--game", default="localhost:50051", metavar="HOST:PORT")
+    parser.add_argument("--name", default="", help="your display name (default: $USER, else Guest)")
+    add_rule_arguments(parser)
+    parser.add_argument(
+        "--bots", type=int, default=None, help="bots to queue with you (default: every other seat)"
+    )
+    parser.add_argument("--bot-think", type=float, default=0.6, help="seconds a bot waits")
+    parser.add_argument("--seed", type=int, default=7, help="the bots' seed")
+    parser.add_argument(
+        "--plain", action="store_true", help="plain output even on a terminal (no live screen)"
+    )
+    parser.add_argument(
+        "--hand-pause",
+        type=float,
+        default=1.5,
+        help="plain output: seconds to pause on each hand's summary (a terminal waits for Enter)",
+    )
+
+
+def option_problem(error: InvalidArgument) -> str:
+    """An options refusal in the words of the command line: ``--target-score: ...``."""
+    message = error.message
+    field, _, rest = message.partition(": ")
+    if field.startswith("options."):
+        option = field.removeprefix("options.")
+        flag = {"manches_to_win": "manches"}.get(option, option)
+        return f"--{flag.replace('_', '-')}: {rest}"
+    return message
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play with parsed :func:`add_arguments` options."""
     try:
-        seats = table_seats(options)
+        options, seats = checked_options(args)
     except InvalidArgument as error:
-        print(f"truc play: {error.message}", file=sys.stderr)
+        print(f"truc play: {option_problem(error)}", file=sys.stderr)
+        return 2
+    name = normalized_display_name(args.name)
+    problem = display_name_problem(name) if name else None
+    if problem is not None:
+        print(f"truc play: --name: {problem}", file=sys.stderr)
         return 2
     if args.bots is not None and not 0 <= args.bots < seats:
         print(f"--bots: 0 to {seats - 1} at a table of {seats}", file=sys.stderr)
@@ -617,17 +846,18 @@ def run(args: argparse.Namespace) -> int:
                 out=sys.stdout,
                 stdin_fd=sys.stdin.fileno(),
                 live=live,
-                name=args.name,
+                name=name,
                 bots=args.bots,
                 bot_think=args.bot_think,
                 options=options,
                 seed=args.seed,
+                hand_pause=max(0.0, args.hand_pause),
             )
         )
     except KeyboardInterrupt:
         return 130
     except TrucError as error:
-        print(f"truc play: {error}", file=sys.stderr)
+        print(f"truc play: {printable(str(error))}", file=sys.stderr)
         return 1
 
 
