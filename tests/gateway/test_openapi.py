@@ -32,10 +32,29 @@ def test_the_checked_in_document_is_generated_from_the_proto_and_valid() -> None
         operation = spec["paths"][path][route.http_method.lower()]
         assert operation["operationId"] == route.operation_id
     assert spec["paths"]["/v1/games/{game}:submitAction"]["post"]["description"]
-    assert len(route_table()) == sum(len(p) for p in spec["paths"].values()) == 13
+    assert len(route_table()) == sum(len(p) for p in spec["paths"].values()) == 16
     play = spec["paths"]["/v1/games/{game}:play"]["get"]
     assert "101" in play["responses"] and "WebSocket" in play["responses"]["101"]["description"]
     assert play["x-websocket"]["client"]["$ref"].endswith("truc.v1.PlayRequest")
+
+
+def test_every_enum_value_is_described() -> None:
+    """Each value of each enum schema has its proto comment, in x-enumDescriptions and
+    in the schema's description (a list "`NAME`: text")."""
+    schemas = json.loads(CHECKED_IN.read_text())["components"]["schemas"]
+    enums = {name: schema for name, schema in schemas.items() if "enum" in schema}
+    assert {"truc.v1.Call", "truc.v1.Signal", "truc.v1.Directive", "truc.v1.Rank"} <= set(enums)
+    missing = [
+        f"{name}.{value}"
+        for name, schema in enums.items()
+        for value in schema["enum"]
+        if not schema.get("x-enumDescriptions", {}).get(value, "").strip()
+        or f"* `{value}`: " not in schema.get("description", "")
+    ]
+    assert not missing, f"enum values without a description (comment them in proto/): {missing}"
+    call = enums["truc.v1.Call"]
+    assert "manche" in call["x-enumDescriptions"]["CALL_BALOU_PARTIDO"]
+    assert call["description"].startswith("Every call of the game")
 
 
 def test_the_generator_follows_the_route_table() -> None:

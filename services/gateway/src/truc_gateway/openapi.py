@@ -112,8 +112,25 @@ class _Builder:
     def enum_schema(self, enum: EnumDescriptor) -> dict[str, Any]:
         if enum.full_name not in self.schemas:
             schema = {"type": "string", "enum": [v.name for v in enum.values]}
-            self.schemas[enum.full_name] = self.describe(schema, enum.full_name)
+            self.schemas[enum.full_name] = self.describe_values(
+                self.describe(schema, enum.full_name), enum
+            )
         return {"$ref": f"#/components/schemas/{enum.full_name}"}
+
+    def describe_values(self, schema: dict[str, Any], enum: EnumDescriptor) -> dict[str, Any]:
+        """The values' comments: a list "`NAME`: text" after the enum's description,
+        and ``x-enumDescriptions`` (value name to text, the form Redoc and others read)."""
+        texts = {
+            value.name: text
+            for value in enum.values
+            if (text := self.comments.get(f"{enum.full_name}.{value.name}"))
+        }
+        if texts:
+            listing = "\n".join(f"* `{name}`: {text}" for name, text in texts.items())
+            intro = schema.get("description")
+            schema["description"] = f"{intro}\n\n{listing}" if intro else listing
+            schema["x-enumDescriptions"] = texts
+        return schema
 
 
 def openapi_path(route: Route) -> tuple[str, list[str]]:
@@ -322,7 +339,8 @@ def document(routes: Sequence[Route], comments: dict[str, str] | None = None) ->
 
 
 def proto_comments(proto_dir: Path) -> dict[str, str]:
-    """Leading comments of messages, fields, enums, services and methods, by full name."""
+    """Leading comments of messages, fields, enums and their values, services and
+    methods, by full name (an enum value's is ``truc.v1.Call.CALL_TRUC``)."""
     files = sorted(str(p.relative_to(proto_dir)) for p in (proto_dir / "truc").rglob("*.proto"))
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "set.pb"
@@ -362,12 +380,20 @@ def _element_names(file: descriptor_pb2.FileDescriptorProto) -> dict[tuple[int, 
         for index, nested in enumerate(proto.nested_type):
             message(nested, (*path, 3, index), full)
         for index, enum in enumerate(proto.enum_type):
-            names[(*path, 4, index)] = f"{full}.{enum.name}"
+            enumeration(enum, (*path, 4, index), full)
+
+    def enumeration(
+        proto: descriptor_pb2.EnumDescriptorProto, path: tuple[int, ...], scope: str
+    ) -> None:
+        full = f"{scope}.{proto.name}"
+        names[path] = full
+        for index, value in enumerate(proto.value):
+            names[(*path, 2, index)] = f"{full}.{value.name}"
 
     for index, proto in enumerate(file.message_type):
         message(proto, (4, index), file.package)
     for index, enum in enumerate(file.enum_type):
-        names[(5, index)] = f"{file.package}.{enum.name}"
+        enumeration(enum, (5, index), file.package)
     for index, service in enumerate(file.service):
         names[(6, index)] = f"{file.package}.{service.name}"
         for number, method in enumerate(service.method):

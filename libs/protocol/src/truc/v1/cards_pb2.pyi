@@ -24,6 +24,7 @@ class _Suit:
 class _SuitEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Suit.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     SUIT_UNSPECIFIED: _Suit.ValueType  # 0
+    """Never a card's suit."""
     SUIT_SWORDS: _Suit.ValueType  # 1
     """Espasas: swords."""
     SUIT_CLUBS: _Suit.ValueType  # 2
@@ -48,6 +49,7 @@ class Suit(_Suit, metaclass=_SuitEnumTypeWrapper):
     """
 
 SUIT_UNSPECIFIED: Suit.ValueType  # 0
+"""Never a card's suit."""
 SUIT_SWORDS: Suit.ValueType  # 1
 """Espasas: swords."""
 SUIT_CLUBS: Suit.ValueType  # 2
@@ -71,16 +73,29 @@ class _Rank:
 class _RankEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Rank.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     RANK_UNSPECIFIED: _Rank.ValueType  # 0
+    """Never a card's rank."""
     RANK_ONE: _Rank.ValueType  # 1
+    """Spanish pack: the ace, text 1 (1Sw is the Espasa, 1Cl the Basto)."""
     RANK_TWO: _Rank.ValueType  # 2
+    """Spanish pack: text 2."""
     RANK_THREE: _Rank.ValueType  # 3
+    """Spanish pack: text 3."""
     RANK_FOUR: _Rank.ValueType  # 4
+    """Spanish pack: text 4."""
     RANK_FIVE: _Rank.ValueType  # 5
+    """Spanish pack: text 5."""
     RANK_SIX: _Rank.ValueType  # 6
+    """Spanish pack: text 6."""
     RANK_SEVEN: _Rank.ValueType  # 7
+    """Both packs: text 7 (7Sw and 7Co are the manillas; the piquet 7 is the
+    best card of the French games).
+    """
     RANK_JACK: _Rank.ValueType  # 8
+    """Both packs: the jack (Spanish sota), text J (JCo is a périque)."""
     RANK_KNIGHT: _Rank.ValueType  # 9
+    """Spanish pack only: the knight (caballo), text N (NCl is a périque)."""
     RANK_KING: _Rank.ValueType  # 10
+    """Both packs: the king (rey), text K."""
     RANK_EIGHT: _Rank.ValueType  # 11
     """Piquet pack only: the eight ("six" in Lanes' French Truc), text 8."""
     RANK_NINE: _Rank.ValueType  # 12
@@ -100,16 +115,29 @@ class Rank(_Rank, metaclass=_RankEnumTypeWrapper):
     """
 
 RANK_UNSPECIFIED: Rank.ValueType  # 0
+"""Never a card's rank."""
 RANK_ONE: Rank.ValueType  # 1
+"""Spanish pack: the ace, text 1 (1Sw is the Espasa, 1Cl the Basto)."""
 RANK_TWO: Rank.ValueType  # 2
+"""Spanish pack: text 2."""
 RANK_THREE: Rank.ValueType  # 3
+"""Spanish pack: text 3."""
 RANK_FOUR: Rank.ValueType  # 4
+"""Spanish pack: text 4."""
 RANK_FIVE: Rank.ValueType  # 5
+"""Spanish pack: text 5."""
 RANK_SIX: Rank.ValueType  # 6
+"""Spanish pack: text 6."""
 RANK_SEVEN: Rank.ValueType  # 7
+"""Both packs: text 7 (7Sw and 7Co are the manillas; the piquet 7 is the
+best card of the French games).
+"""
 RANK_JACK: Rank.ValueType  # 8
+"""Both packs: the jack (Spanish sota), text J (JCo is a périque)."""
 RANK_KNIGHT: Rank.ValueType  # 9
+"""Spanish pack only: the knight (caballo), text N (NCl is a périque)."""
 RANK_KING: Rank.ValueType  # 10
+"""Both packs: the king (rey), text K."""
 RANK_EIGHT: Rank.ValueType  # 11
 """Piquet pack only: the eight ("six" in Lanes' French Truc), text 8."""
 RANK_NINE: Rank.ValueType  # 12

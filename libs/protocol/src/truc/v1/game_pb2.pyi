@@ -40,7 +40,7 @@ class Team(_Team, metaclass=_TeamEnumTypeWrapper):
     seats 0 and 3), partnership and Catalan Truc 0-3, French, Sackson and
     two-seat Catalan Truc 0-1 (GameView.rule_set, GameView.seat_count). Section
     numbers (§) refer to the Truc y Flou rules, V-numbers to the other rule sets
-    (the player's guide is docs/rule-sets.md).
+    (the player's guide, in the repository, is docs/guide.md).
 
     A team.
     """
@@ -60,33 +60,105 @@ class _Call:
 class _CallEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Call.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     CALL_UNSPECIFIED: _Call.ValueType  # 0
+    """No call: never an action. In a view it means none (stake_call before any
+    accepted raise, an answer not given yet).
+    """
     CALL_EMBIDE: _Call.ValueType  # 1
-    """Embit family openings (§5.4-§5.7), trick 1, at one's own turn."""
+    """Embit family openings (§5.4-§5.7), trick 1, at one's own turn.
+    CALL_EMBIDE ("j'embide"): I claim my team holds the better embit (a bluff is
+    allowed). The opponents are polled: all pass, the caller's team +1;
+    CALL_CANTAR, showdown, the better embit +2; or an embit raise.
+    """
     CALL_MI_FALTA: _Call.ValueType  # 2
+    """The manche on the embit. Polled: all pass, the caller's team +1; CALL_CANTAR,
+    showdown: the caller's team wins the manche if its embit is better, else the
+    other team scores 1 + the caller's rest (25 minus the caller's score).
+    """
     CALL_RESTOU_Y_TROUCOU: _Call.ValueType  # 3
+    """The manche on the embit, together with a truc. Polled: all pass, the caller's
+    team +1 and the hand ends at once; CALL_CANTAR, showdown, the better embit
+    wins the manche. It does not change the truc stake.
+    """
     CALL_FLOR: _Call.ValueType  # 4
-    """Flor declaration (§5.8): needs a real flor."""
+    """Flor declaration (§5.8): needs a real flor.
+    The opponents are polled: all pass, +3; or CALL_FLOR_TAMBIEN or
+    CALL_ALIMIDOU_CON_FLOR.
+    """
     CALL_PASS: _Call.ValueType  # 5
-    """Poll answers."""
+    """Poll answers.
+    CALL_PASS: in a poll, do not challenge (when the whole team passes, the
+    declaration stands unopposed).
+    """
     CALL_CANTAR: _Call.ValueType  # 6
+    """In an embit poll: challenge the opening to a showdown at its own value
+    (after CALL_EMBIDE the better embit scores +2).
+    """
     CALL_U_AOUTE: _Call.ValueType  # 7
+    """Embit raise by 1 ("one more"). The calling side answers CALL_ACCEPT
+    (showdown, the better embit +2) or CALL_FOLD (the raisers +2).
+    """
     CALL_DUS_DE_MES: _Call.ValueType  # 8
+    """Embit raise by 2: CALL_ACCEPT, showdown, the better embit +3; CALL_FOLD,
+    the raisers +2.
+    """
     CALL_DETZ_DE_MES: _Call.ValueType  # 9
+    """Embit raise by 10: CALL_ACCEPT, showdown, the better embit +11; CALL_FOLD,
+    the raisers +2.
+    """
     CALL_RESTOU: _Call.ValueType  # 10
+    """Embit raise by the raisers' rest (25 minus their score): CALL_ACCEPT,
+    showdown, the better embit scores 1 + that rest (so the raisers, if they
+    win, win the manche); CALL_FOLD, the raisers +2.
+    """
     CALL_FLOR_TAMBIEN: _Call.ValueType  # 11
+    """In a flor poll, by an opponent holding a flor who has not declared yet (it
+    is their own flor declaration): the two flors are compared at the end of
+    the hand, the better +3.
+    """
     CALL_ALIMIDOU_CON_FLOR: _Call.ValueType  # 12
+    """In a flor poll: "I have a better flor" (a bluff is allowed). The flor's
+    declarer answers CALL_FOLD (the challenger's team +3), CALL_ALIMIDOU_CANTAR
+    or CALL_ALIBARESTOU_CON_FLOR.
+    """
     CALL_ALIMIDOU_CANTAR: _Call.ValueType  # 13
-    """The flor declarer's answers to ALIMIDOU_CON_FLOR."""
+    """The flor declarer's answers to ALIMIDOU_CON_FLOR.
+    CALL_ALIMIDOU_CANTAR: play the flors for 5. The challenger answers CALL_FOLD
+    (the declarer's team +5) or CALL_ACCEPT (compared, the better flor +5; a
+    challenger without a flor loses).
+    """
     CALL_ALIBARESTOU_CON_FLOR: _Call.ValueType  # 14
+    """Play the flors for the manche. The challenger answers CALL_FOLD (the
+    declarer's team +5) or CALL_ACCEPT (compared, the better flor wins the
+    manche).
+    """
     CALL_TRUC: _Call.ValueType  # 15
-    """The truc ladder (§6.1)."""
+    """The truc ladder (§6.1).
+    CALL_TRUC: the hand is worth 2 (refused, 1 to the caller's team). At one's
+    own turn, before playing; the opposing captain answers CALL_ACCEPT,
+    CALL_FOLD or the next rung. In catalan_truc: stake 1 to 2, answered
+    CALL_ACCEPT or CALL_FOLD by the caller's next opponent.
+    """
     CALL_RETRUC: _Call.ValueType  # 16
+    """The hand is worth 3 (refused, 2). In catalan_truc: stake 2 to 3, the top."""
     CALL_BALOU_QUATRO: _Call.ValueType  # 17
+    """The hand is worth 4 (refused, 3)."""
     CALL_BALOU_SEIZ: _Call.ValueType  # 18
+    """The hand is worth 6 (refused, 4)."""
     CALL_BALOU_PARTIDO: _Call.ValueType  # 19
+    """The hand's winner wins the manche (refused, 6). The last rung."""
     CALL_ACCEPT: _Call.ValueType  # 20
-    """Answers to a raise or a challenge."""
+    """Answers to a raise or a challenge.
+    CALL_ACCEPT: take it on. A truc call or raise: play on at the new stake; an
+    embit raise: showdown; a flor challenge: compare the flors; a redeal: new
+    cards.
+    """
     CALL_FOLD: _Call.ValueType  # 21
+    """Refuse what was called: a truc call or raise (the caller's side scores
+    the stake before it and the hand ends), an embit raise (the raisers +2),
+    a flor challenge (see CALL_ALIMIDOU_CON_FLOR and its answers). In the
+    other rule sets also a concession at one's own turn: the other side
+    scores the current stake.
+    """
     CALL_RAISE: _Call.ValueType  # 22
     """French, Sackson and partnership Truc (variants.md V2.3, V3): raise the
     stake at one's turn, before playing a card: 1 -> 2, then +2 (French,
@@ -109,33 +181,105 @@ class Call(_Call, metaclass=_CallEnumTypeWrapper):
     """Every call of the game (§5, §6), by its name in the rules."""
 
 CALL_UNSPECIFIED: Call.ValueType  # 0
+"""No call: never an action. In a view it means none (stake_call before any
+accepted raise, an answer not given yet).
+"""
 CALL_EMBIDE: Call.ValueType  # 1
-"""Embit family openings (§5.4-§5.7), trick 1, at one's own turn."""
+"""Embit family openings (§5.4-§5.7), trick 1, at one's own turn.
+CALL_EMBIDE ("j'embide"): I claim my team holds the better embit (a bluff is
+allowed). The opponents are polled: all pass, the caller's team +1;
+CALL_CANTAR, showdown, the better embit +2; or an embit raise.
+"""
 CALL_MI_FALTA: Call.ValueType  # 2
+"""The manche on the embit. Polled: all pass, the caller's team +1; CALL_CANTAR,
+showdown: the caller's team wins the manche if its embit is better, else the
+other team scores 1 + the caller's rest (25 minus the caller's score).
+"""
 CALL_RESTOU_Y_TROUCOU: Call.ValueType  # 3
+"""The manche on the embit, together with a truc. Polled: all pass, the caller's
+team +1 and the hand ends at once; CALL_CANTAR, showdown, the better embit
+wins the manche. It does not change the truc stake.
+"""
 CALL_FLOR: Call.ValueType  # 4
-"""Flor declaration (§5.8): needs a real flor."""
+"""Flor declaration (§5.8): needs a real flor.
+The opponents are polled: all pass, +3; or CALL_FLOR_TAMBIEN or
+CALL_ALIMIDOU_CON_FLOR.
+"""
 CALL_PASS: Call.ValueType  # 5
-"""Poll answers."""
+"""Poll answers.
+CALL_PASS: in a poll, do not challenge (when the whole team passes, the
+declaration stands unopposed).
+"""
 CALL_CANTAR: Call.ValueType  # 6
+"""In an embit poll: challenge the opening to a showdown at its own value
+(after CALL_EMBIDE the better embit scores +2).
+"""
 CALL_U_AOUTE: Call.ValueType  # 7
+"""Embit raise by 1 ("one more"). The calling side answers CALL_ACCEPT
+(showdown, the better embit +2) or CALL_FOLD (the raisers +2).
+"""
 CALL_DUS_DE_MES: Call.ValueType  # 8
+"""Embit raise by 2: CALL_ACCEPT, showdown, the better embit +3; CALL_FOLD,
+the raisers +2.
+"""
 CALL_DETZ_DE_MES: Call.ValueType  # 9
+"""Embit raise by 10: CALL_ACCEPT, showdown, the better embit +11; CALL_FOLD,
+the raisers +2.
+"""
 CALL_RESTOU: Call.ValueType  # 10
+"""Embit raise by the raisers' rest (25 minus their score): CALL_ACCEPT,
+showdown, the better embit scores 1 + that rest (so the raisers, if they
+win, win the manche); CALL_FOLD, the raisers +2.
+"""
 CALL_FLOR_TAMBIEN: Call.ValueType  # 11
+"""In a flor poll, by an opponent holding a flor who has not declared yet (it
+is their own flor declaration): the two flors are compared at the end of
+the hand, the better +3.
+"""
 CALL_ALIMIDOU_CON_FLOR: Call.ValueType  # 12
+"""In a flor poll: "I have a better flor" (a bluff is allowed). The flor's
+declarer answers CALL_FOLD (the challenger's team +3), CALL_ALIMIDOU_CANTAR
+or CALL_ALIBARESTOU_CON_FLOR.
+"""
 CALL_ALIMIDOU_CANTAR: Call.ValueType  # 13
-"""The flor declarer's answers to ALIMIDOU_CON_FLOR."""
+"""The flor declarer's answers to ALIMIDOU_CON_FLOR.
+CALL_ALIMIDOU_CANTAR: play the flors for 5. The challenger answers CALL_FOLD
+(the declarer's team +5) or CALL_ACCEPT (compared, the better flor +5; a
+challenger without a flor loses).
+"""
 CALL_ALIBARESTOU_CON_FLOR: Call.ValueType  # 14
+"""Play the flors for the manche. The challenger answers CALL_FOLD (the
+declarer's team +5) or CALL_ACCEPT (compared, the better flor wins the
+manche).
+"""
 CALL_TRUC: Call.ValueType  # 15
-"""The truc ladder (§6.1)."""
+"""The truc ladder (§6.1).
+CALL_TRUC: the hand is worth 2 (refused, 1 to the caller's team). At one's
+own turn, before playing; the opposing captain answers CALL_ACCEPT,
+CALL_FOLD or the next rung. In catalan_truc: stake 1 to 2, answered
+CALL_ACCEPT or CALL_FOLD by the caller's next opponent.
+"""
 CALL_RETRUC: Call.ValueType  # 16
+"""The hand is worth 3 (refused, 2). In catalan_truc: stake 2 to 3, the top."""
 CALL_BALOU_QUATRO: Call.ValueType  # 17
+"""The hand is worth 4 (refused, 3)."""
 CALL_BALOU_SEIZ: Call.ValueType  # 18
+"""The hand is worth 6 (refused, 4)."""
 CALL_BALOU_PARTIDO: Call.ValueType  # 19
+"""The hand's winner wins the manche (refused, 6). The last rung."""
 CALL_ACCEPT: Call.ValueType  # 20
-"""Answers to a raise or a challenge."""
+"""Answers to a raise or a challenge.
+CALL_ACCEPT: take it on. A truc call or raise: play on at the new stake; an
+embit raise: showdown; a flor challenge: compare the flors; a redeal: new
+cards.
+"""
 CALL_FOLD: Call.ValueType  # 21
+"""Refuse what was called: a truc call or raise (the caller's side scores
+the stake before it and the hand ends), an embit raise (the raisers +2),
+a flor challenge (see CALL_ALIMIDOU_CON_FLOR and its answers). In the
+other rule sets also a concession at one's own turn: the other side
+scores the current stake.
+"""
 CALL_RAISE: Call.ValueType  # 22
 """French, Sackson and partnership Truc (variants.md V2.3, V3): raise the
 stake at one's turn, before playing a card: 1 -> 2, then +2 (French,
@@ -162,12 +306,22 @@ class _Signal:
 class _SignalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Signal.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     SIGNAL_UNSPECIFIED: _Signal.ValueType  # 0
+    """No signal: never sent."""
     SIGNAL_ESPASA: _Signal.ValueType  # 1
+    """Truc y Flou: I hold the Espasa (1Sw). Signals may be sent by any player at
+    any time of a hand, must be true of a card held now, and only the
+    sender's team sees them.
+    """
     SIGNAL_BASTO: _Signal.ValueType  # 2
+    """Truc y Flou: I hold the Basto (1Cl)."""
     SIGNAL_MANILLA_SW: _Signal.ValueType  # 3
+    """Truc y Flou: I hold the manilla of swords (7Sw)."""
     SIGNAL_MANILLA_CO: _Signal.ValueType  # 4
+    """Truc y Flou: I hold the manilla of coins (7Co)."""
     SIGNAL_TRES: _Signal.ValueType  # 5
+    """Truc y Flou and catalan_truc: I hold a 3."""
     SIGNAL_DUS: _Signal.ValueType  # 6
+    """Truc y Flou and catalan_truc: I hold a 2."""
     SIGNAL_SEVEN: _Signal.ValueType  # 7
     """partnership_truc (V4.5), from the governor's partner: I hold a 7 (a smile)."""
     SIGNAL_EIGHT: _Signal.ValueType  # 8
@@ -183,12 +337,22 @@ class Signal(_Signal, metaclass=_SignalEnumTypeWrapper):
     """A true signal to one's team about a card held (§7.1)."""
 
 SIGNAL_UNSPECIFIED: Signal.ValueType  # 0
+"""No signal: never sent."""
 SIGNAL_ESPASA: Signal.ValueType  # 1
+"""Truc y Flou: I hold the Espasa (1Sw). Signals may be sent by any player at
+any time of a hand, must be true of a card held now, and only the
+sender's team sees them.
+"""
 SIGNAL_BASTO: Signal.ValueType  # 2
+"""Truc y Flou: I hold the Basto (1Cl)."""
 SIGNAL_MANILLA_SW: Signal.ValueType  # 3
+"""Truc y Flou: I hold the manilla of swords (7Sw)."""
 SIGNAL_MANILLA_CO: Signal.ValueType  # 4
+"""Truc y Flou: I hold the manilla of coins (7Co)."""
 SIGNAL_TRES: Signal.ValueType  # 5
+"""Truc y Flou and catalan_truc: I hold a 3."""
 SIGNAL_DUS: Signal.ValueType  # 6
+"""Truc y Flou and catalan_truc: I hold a 2."""
 SIGNAL_SEVEN: Signal.ValueType  # 7
 """partnership_truc (V4.5), from the governor's partner: I hold a 7 (a smile)."""
 SIGNAL_EIGHT: Signal.ValueType  # 8
@@ -208,12 +372,24 @@ class _Directive:
 class _DirectiveEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Directive.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     DIRECTIVE_UNSPECIFIED: _Directive.ValueType  # 0
+    """No directive: never sent; GameView.instruction when nothing binds."""
     DIRECTIVE_LET_THEM_TAKE_IT: _Directive.ValueType  # 1
+    """Let the opponents take this trick. Truc y Flou: from a captain;
+    catalan_truc: from any player (four seats). Advice only; only the sender's
+    team sees directives.
+    """
     DIRECTIVE_PLAY_HIGH: _Directive.ValueType  # 2
+    """Play a high card (Truc y Flou, catalan_truc). Advice only."""
     DIRECTIVE_PLAY_LOW: _Directive.ValueType  # 3
+    """Play a low card (Truc y Flou, catalan_truc: advice). In partnership_truc,
+    from a governor: binding, the partner's next card is one of its lowest.
+    """
     DIRECTIVE_EMBIDE: _Directive.ValueType  # 4
+    """Truc y Flou only: open the embit contest (CALL_EMBIDE). Advice only."""
     DIRECTIVE_TRUC: _Directive.ValueType  # 5
+    """Call truc (Truc y Flou, catalan_truc). Advice only."""
     DIRECTIVE_STAY_QUIET: _Directive.ValueType  # 6
+    """Make no call, declare nothing (Truc y Flou, catalan_truc). Advice only."""
     DIRECTIVE_PLAY_SEVEN: _Directive.ValueType  # 7
     """partnership_truc (V4.5), from a governor to its partner, binding: the
     partner's next card must be a 7 if it holds one. DIRECTIVE_PLAY_LOW is
@@ -228,12 +404,24 @@ class Directive(_Directive, metaclass=_DirectiveEnumTypeWrapper):
     """A captain's advice to the team (§7.1)."""
 
 DIRECTIVE_UNSPECIFIED: Directive.ValueType  # 0
+"""No directive: never sent; GameView.instruction when nothing binds."""
 DIRECTIVE_LET_THEM_TAKE_IT: Directive.ValueType  # 1
+"""Let the opponents take this trick. Truc y Flou: from a captain;
+catalan_truc: from any player (four seats). Advice only; only the sender's
+team sees directives.
+"""
 DIRECTIVE_PLAY_HIGH: Directive.ValueType  # 2
+"""Play a high card (Truc y Flou, catalan_truc). Advice only."""
 DIRECTIVE_PLAY_LOW: Directive.ValueType  # 3
+"""Play a low card (Truc y Flou, catalan_truc: advice). In partnership_truc,
+from a governor: binding, the partner's next card is one of its lowest.
+"""
 DIRECTIVE_EMBIDE: Directive.ValueType  # 4
+"""Truc y Flou only: open the embit contest (CALL_EMBIDE). Advice only."""
 DIRECTIVE_TRUC: Directive.ValueType  # 5
+"""Call truc (Truc y Flou, catalan_truc). Advice only."""
 DIRECTIVE_STAY_QUIET: Directive.ValueType  # 6
+"""Make no call, declare nothing (Truc y Flou, catalan_truc). Advice only."""
 DIRECTIVE_PLAY_SEVEN: Directive.ValueType  # 7
 """partnership_truc (V4.5), from a governor to its partner, binding: the
 partner's next card must be a 7 if it holds one. DIRECTIVE_PLAY_LOW is
@@ -252,6 +440,7 @@ class _Phase:
 class _PhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Phase.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     PHASE_UNSPECIFIED: _Phase.ValueType  # 0
+    """Never in a view."""
     PHASE_DRAW: _Phase.ValueType  # 1
     """The captains drew for the first deal; the winner chooses the dealer (§2.4)."""
     PHASE_CUT: _Phase.ValueType  # 2
@@ -267,6 +456,7 @@ class Phase(_Phase, metaclass=_PhaseEnumTypeWrapper):
     """Where a match stands."""
 
 PHASE_UNSPECIFIED: Phase.ValueType  # 0
+"""Never in a view."""
 PHASE_DRAW: Phase.ValueType  # 1
 """The captains drew for the first deal; the winner chooses the dealer (§2.4)."""
 PHASE_CUT: Phase.ValueType  # 2
@@ -286,6 +476,9 @@ class _Prompt:
 class _PromptEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Prompt.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     PROMPT_UNSPECIFIED: _Prompt.ValueType  # 0
+    """Not sent: read a view's prompt together with to_act (when nobody is to act
+    it means nothing).
+    """
     PROMPT_TURN: _Prompt.ValueType  # 1
     """Its own turn: declare (trick 1), call truc, play a card."""
     PROMPT_EMBIT_POLL: _Prompt.ValueType  # 2
@@ -313,6 +506,9 @@ class Prompt(_Prompt, metaclass=_PromptEnumTypeWrapper):
     """What the seat in `to_act` is being asked."""
 
 PROMPT_UNSPECIFIED: Prompt.ValueType  # 0
+"""Not sent: read a view's prompt together with to_act (when nobody is to act
+it means nothing).
+"""
 PROMPT_TURN: Prompt.ValueType  # 1
 """Its own turn: declare (trick 1), call truc, play a card."""
 PROMPT_EMBIT_POLL: Prompt.ValueType  # 2
@@ -346,8 +542,13 @@ class _PeriqueTrickRankEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Peri
     PERIQUE_TRICK_RANK_UNSPECIFIED: _PeriqueTrickRank.ValueType  # 0
     """The default: LOWEST."""
     PERIQUE_TRICK_RANK_LOWEST: _PeriqueTrickRank.ValueType  # 1
+    """The périques (JCo, NCl) are the lowest cards in tricks, below the 4s."""
     PERIQUE_TRICK_RANK_NATURAL: _PeriqueTrickRank.ValueType  # 2
+    """The périques rank as their rank: JCo with the jacks, NCl with the knights."""
     PERIQUE_TRICK_RANK_TOP: _PeriqueTrickRank.ValueType  # 3
+    """The périques rank above the Espasa, equal to each other (one of each team
+    spoils the trick).
+    """
 
 class PeriqueTrickRank(_PeriqueTrickRank, metaclass=_PeriqueTrickRankEnumTypeWrapper):
     """Rule option perique_trick_rank (§1.4)."""
@@ -355,8 +556,13 @@ class PeriqueTrickRank(_PeriqueTrickRank, metaclass=_PeriqueTrickRankEnumTypeWra
 PERIQUE_TRICK_RANK_UNSPECIFIED: PeriqueTrickRank.ValueType  # 0
 """The default: LOWEST."""
 PERIQUE_TRICK_RANK_LOWEST: PeriqueTrickRank.ValueType  # 1
+"""The périques (JCo, NCl) are the lowest cards in tricks, below the 4s."""
 PERIQUE_TRICK_RANK_NATURAL: PeriqueTrickRank.ValueType  # 2
+"""The périques rank as their rank: JCo with the jacks, NCl with the knights."""
 PERIQUE_TRICK_RANK_TOP: PeriqueTrickRank.ValueType  # 3
+"""The périques rank above the Espasa, equal to each other (one of each team
+spoils the trick).
+"""
 Global___PeriqueTrickRank: _TypeAlias = PeriqueTrickRank  # noqa: Y015
 
 class _Responder:
@@ -368,7 +574,13 @@ class _ResponderEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Responder.V
     RESPONDER_UNSPECIFIED: _Responder.ValueType  # 0
     """The default: CAPTAIN."""
     RESPONDER_CAPTAIN: _Responder.ValueType  # 1
+    """Captains answer for their side: the calling side's captain answers an embit
+    raise; the other team's captain answers a truc call and each counter-raise.
+    """
     RESPONDER_CALLER: _Responder.ValueType  # 2
+    """The caller answers: the embit's opener answers its raise; a truc
+    counter-raise is answered by the seat that made the call it raises.
+    """
 
 class Responder(_Responder, metaclass=_ResponderEnumTypeWrapper):
     """Rule option responder (§5.3, §6.3)."""
@@ -376,7 +588,13 @@ class Responder(_Responder, metaclass=_ResponderEnumTypeWrapper):
 RESPONDER_UNSPECIFIED: Responder.ValueType  # 0
 """The default: CAPTAIN."""
 RESPONDER_CAPTAIN: Responder.ValueType  # 1
+"""Captains answer for their side: the calling side's captain answers an embit
+raise; the other team's captain answers a truc call and each counter-raise.
+"""
 RESPONDER_CALLER: Responder.ValueType  # 2
+"""The caller answers: the embit's opener answers its raise; a truc
+counter-raise is answered by the seat that made the call it raises.
+"""
 Global___Responder: _TypeAlias = Responder  # noqa: Y015
 
 class _CutMode:
@@ -388,6 +606,7 @@ class _CutModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CutMode.Value
     CUT_MODE_UNSPECIFIED: _CutMode.ValueType  # 0
     """The default: AUTOMATIC (the pack is cut at a seeded position)."""
     CUT_MODE_AUTOMATIC: _CutMode.ValueType  # 1
+    """Nobody acts: the pack is cut at a position drawn from the game's seed."""
     CUT_MODE_CUTTER: _CutMode.ValueType  # 2
     """Each hand starts with the cutter's cut_deck action."""
 
@@ -397,6 +616,7 @@ class CutMode(_CutMode, metaclass=_CutModeEnumTypeWrapper):
 CUT_MODE_UNSPECIFIED: CutMode.ValueType  # 0
 """The default: AUTOMATIC (the pack is cut at a seeded position)."""
 CUT_MODE_AUTOMATIC: CutMode.ValueType  # 1
+"""Nobody acts: the pack is cut at a position drawn from the game's seed."""
 CUT_MODE_CUTTER: CutMode.ValueType  # 2
 """Each hand starts with the cutter's cut_deck action."""
 Global___CutMode: _TypeAlias = CutMode  # noqa: Y015
@@ -497,15 +717,25 @@ class _Contest:
 class _ContestEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Contest.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     CONTEST_UNSPECIFIED: _Contest.ValueType  # 0
+    """Never in an event."""
     CONTEST_EMBIT: _Contest.ValueType  # 1
+    """The hand's embit-family contest (CALL_EMBIDE, CALL_MI_FALTA,
+    CALL_RESTOU_Y_TROUCOU).
+    """
     CONTEST_FLOR: _Contest.ValueType  # 2
+    """One flor exchange (a CALL_FLOR and its answers)."""
 
 class Contest(_Contest, metaclass=_ContestEnumTypeWrapper):
     """Which contest a DeclarationSettled settles."""
 
 CONTEST_UNSPECIFIED: Contest.ValueType  # 0
+"""Never in an event."""
 CONTEST_EMBIT: Contest.ValueType  # 1
+"""The hand's embit-family contest (CALL_EMBIDE, CALL_MI_FALTA,
+CALL_RESTOU_Y_TROUCOU).
+"""
 CONTEST_FLOR: Contest.ValueType  # 2
+"""One flor exchange (a CALL_FLOR and its answers)."""
 Global___Contest: _TypeAlias = Contest  # noqa: Y015
 
 class _CreditReason:
@@ -515,9 +745,15 @@ class _CreditReason:
 class _CreditReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CreditReason.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     CREDIT_REASON_UNSPECIFIED: _CreditReason.ValueType  # 0
+    """Never in an event."""
     CREDIT_REASON_EMBIT: _CreditReason.ValueType  # 1
+    """The embit-family contest's result (at the end of trick 1, or at a fold)."""
     CREDIT_REASON_FLOR: _CreditReason.ValueType  # 2
+    """A flor exchange settled in trick 1: an unopposed flor (+3), a folded
+    challenge or a comparison (+3, +5 or the manche).
+    """
     CREDIT_REASON_FLOR_TAMBIEN: _CreditReason.ValueType  # 3
+    """A CALL_FLOR_TAMBIEN comparison, at the end of the hand: the better flor +3."""
     CREDIT_REASON_BONUS: _CreditReason.ValueType  # 4
     """The Espasa and/or Basto in a trick (§3.8)."""
     CREDIT_REASON_HAND: _CreditReason.ValueType  # 5
@@ -529,9 +765,15 @@ class CreditReason(_CreditReason, metaclass=_CreditReasonEnumTypeWrapper):
     """Why points were credited."""
 
 CREDIT_REASON_UNSPECIFIED: CreditReason.ValueType  # 0
+"""Never in an event."""
 CREDIT_REASON_EMBIT: CreditReason.ValueType  # 1
+"""The embit-family contest's result (at the end of trick 1, or at a fold)."""
 CREDIT_REASON_FLOR: CreditReason.ValueType  # 2
+"""A flor exchange settled in trick 1: an unopposed flor (+3), a folded
+challenge or a comparison (+3, +5 or the manche).
+"""
 CREDIT_REASON_FLOR_TAMBIEN: CreditReason.ValueType  # 3
+"""A CALL_FLOR_TAMBIEN comparison, at the end of the hand: the better flor +3."""
 CREDIT_REASON_BONUS: CreditReason.ValueType  # 4
 """The Espasa and/or Basto in a trick (§3.8)."""
 CREDIT_REASON_HAND: CreditReason.ValueType  # 5
@@ -547,9 +789,15 @@ class _HandEnd:
 class _HandEndEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HandEnd.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     HAND_END_UNSPECIFIED: _HandEnd.ValueType  # 0
+    """Never in an event."""
     HAND_END_TRICKS: _HandEnd.ValueType  # 1
+    """The tricks decided the hand: its winner scored the stake."""
     HAND_END_FOLD: _HandEnd.ValueType  # 2
+    """A CALL_FOLD ended it (a refused truc call or raise, a concession), or a
+    CALL_RESTOU_Y_TROUCOU that all three opponents passed.
+    """
     HAND_END_ALL_PARDES: _HandEnd.ValueType  # 3
+    """All three tricks were pardes (spoiled): nobody scored the hand."""
     HAND_END_MANCHE_OVER: _HandEnd.ValueType  # 4
     """The manche ended during the hand; the rest of it was abandoned."""
 
@@ -557,9 +805,15 @@ class HandEnd(_HandEnd, metaclass=_HandEndEnumTypeWrapper):
     """How a hand ended."""
 
 HAND_END_UNSPECIFIED: HandEnd.ValueType  # 0
+"""Never in an event."""
 HAND_END_TRICKS: HandEnd.ValueType  # 1
+"""The tricks decided the hand: its winner scored the stake."""
 HAND_END_FOLD: HandEnd.ValueType  # 2
+"""A CALL_FOLD ended it (a refused truc call or raise, a concession), or a
+CALL_RESTOU_Y_TROUCOU that all three opponents passed.
+"""
 HAND_END_ALL_PARDES: HandEnd.ValueType  # 3
+"""All three tricks were pardes (spoiled): nobody scored the hand."""
 HAND_END_MANCHE_OVER: HandEnd.ValueType  # 4
 """The manche ended during the hand; the rest of it was abandoned."""
 Global___HandEnd: _TypeAlias = HandEnd  # noqa: Y015

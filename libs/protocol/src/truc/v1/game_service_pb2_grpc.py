@@ -36,13 +36,16 @@ class GameServiceStub:
     trailer; its `reason` is machine-readable:
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
-    * PERMISSION_DENIED: NOT_SEATED (the player holds no seat in the game),
+    * PERMISSION_DENIED: NOT_SEATED (the player holds no seat in the game; a
+    spectator's token, whoever it names, never acts), GRANT_OTHER_GAME (a
+    spectator grant, whose claim `game` names one game, used on another),
     LOBBY_ONLY (CreateGame needs a lobby token), STREAM_TOKEN_WATCH_ONLY (a stream
     token, claim scope=stream, opens WatchGame streams only).
     * INVALID_ARGUMENT: BAD_NAME, BAD_ACTION, BAD_REQUEST (the message says which
     field; also a request whose bytes do not parse, an enum number the
     protocol does not define, a player id or request_id outside its alphabet),
-    FIXED_DEALS_DISABLED, REQUEST_ID_REUSED (a request_id already applied with
+    FIXED_DEALS_DISABLED, BAD_DISPLAY_NAME (CreateGame's display_names),
+    REQUEST_ID_REUSED (a request_id already applied with
     another action; the same action again is answered as before).
     * OUT_OF_RANGE: AFTER_VERSION_AHEAD (a watch or session resuming after a
     version the game has not reached).
@@ -116,13 +119,16 @@ class GameServiceServicer:
     trailer; its `reason` is machine-readable:
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
-    * PERMISSION_DENIED: NOT_SEATED (the player holds no seat in the game),
+    * PERMISSION_DENIED: NOT_SEATED (the player holds no seat in the game; a
+    spectator's token, whoever it names, never acts), GRANT_OTHER_GAME (a
+    spectator grant, whose claim `game` names one game, used on another),
     LOBBY_ONLY (CreateGame needs a lobby token), STREAM_TOKEN_WATCH_ONLY (a stream
     token, claim scope=stream, opens WatchGame streams only).
     * INVALID_ARGUMENT: BAD_NAME, BAD_ACTION, BAD_REQUEST (the message says which
     field; also a request whose bytes do not parse, an enum number the
     protocol does not define, a player id or request_id outside its alphabet),
-    FIXED_DEALS_DISABLED, REQUEST_ID_REUSED (a request_id already applied with
+    FIXED_DEALS_DISABLED, BAD_DISPLAY_NAME (CreateGame's display_names),
+    REQUEST_ID_REUSED (a request_id already applied with
     another action; the same action again is answered as before).
     * OUT_OF_RANGE: AFTER_VERSION_AHEAD (a watch or session resuming after a
     version the game has not reached).
@@ -264,7 +270,7 @@ class GameServiceServicer:
         game) gets the spectator's. Finished games are kept for the history
         retention; a live game replays up to its latest version. Counted with
         GetGame's read limit. Errors: UNAUTHENTICATED, PERMISSION_DENIED
-        (NOT_SEATED; a grant for another game), INVALID_ARGUMENT (BAD_NAME,
+        (NOT_SEATED; GRANT_OTHER_GAME), INVALID_ARGUMENT (BAD_NAME,
         BAD_REQUEST: page_size or page_token), NOT_FOUND (GAME_NOT_FOUND),
         RESOURCE_EXHAUSTED (RATE_LIMITED), UNAVAILABLE.
 
@@ -326,13 +332,16 @@ class GameService:
     trailer; its `reason` is machine-readable:
 
     * UNAUTHENTICATED: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED.
-    * PERMISSION_DENIED: NOT_SEATED (the player holds no seat in the game),
+    * PERMISSION_DENIED: NOT_SEATED (the player holds no seat in the game; a
+    spectator's token, whoever it names, never acts), GRANT_OTHER_GAME (a
+    spectator grant, whose claim `game` names one game, used on another),
     LOBBY_ONLY (CreateGame needs a lobby token), STREAM_TOKEN_WATCH_ONLY (a stream
     token, claim scope=stream, opens WatchGame streams only).
     * INVALID_ARGUMENT: BAD_NAME, BAD_ACTION, BAD_REQUEST (the message says which
     field; also a request whose bytes do not parse, an enum number the
     protocol does not define, a player id or request_id outside its alphabet),
-    FIXED_DEALS_DISABLED, REQUEST_ID_REUSED (a request_id already applied with
+    FIXED_DEALS_DISABLED, BAD_DISPLAY_NAME (CreateGame's display_names),
+    REQUEST_ID_REUSED (a request_id already applied with
     another action; the same action again is answered as before).
     * OUT_OF_RANGE: AFTER_VERSION_AHEAD (a watch or session resuming after a
     version the game has not reached).

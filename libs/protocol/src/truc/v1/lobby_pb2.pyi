@@ -28,6 +28,7 @@ class _TicketState:
 class _TicketStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TicketState.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     TICKET_STATE_UNSPECIFIED: _TicketState.ValueType  # 0
+    """Never a ticket's state."""
     TICKET_STATE_AWAITING_CONFIRMATION: _TicketState.ValueType  # 1
     """A party ticket waiting for its members to confirm it."""
     TICKET_STATE_QUEUED: _TicketState.ValueType  # 2
@@ -43,6 +44,7 @@ class TicketState(_TicketState, metaclass=_TicketStateEnumTypeWrapper):
     """Where a ticket stands."""
 
 TICKET_STATE_UNSPECIFIED: TicketState.ValueType  # 0
+"""Never a ticket's state."""
 TICKET_STATE_AWAITING_CONFIRMATION: TicketState.ValueType  # 1
 """A party ticket waiting for its members to confirm it."""
 TICKET_STATE_QUEUED: TicketState.ValueType  # 2
