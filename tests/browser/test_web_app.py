@@ -429,3 +429,51 @@ def test_the_guide_is_linked_and_rendered(
     assert not page.all("guide-error")
     page.no_horizontal_scroll()
     page.shot("guide")
+
+
+EVERY_OTHER_TABLE = (
+    # (rule set, the seats option if it has one, seats at the table)
+    ("RULE_SET_TRUC_Y_FLOU", None, 6),
+    ("RULE_SET_SACKSON_TRUC", None, 2),
+    ("RULE_SET_PARTNERSHIP_TRUC", None, 4),
+    ("RULE_SET_CATALAN_TRUC", "4", 4),
+    ("RULE_SET_CATALAN_TRUC", "2", 2),
+)
+
+
+def test_every_rule_set_plays_to_its_end(
+    page_factory: Callable[[str, tuple[int, int]], Page],
+) -> None:
+    """One guest plays a short match of every other table of the family through
+    the page (French Truc is above), one after the other, against bots: the
+    table has its seats with names, the legal moves are enough to finish, and
+    the final result shows the target reached."""
+    player = page_factory("family", DESKTOP)
+    player.sign_in("Søren")
+    for rule_set, seats, count in EVERY_OTHER_TABLE:
+        label = rule_set.removeprefix("RULE_SET_").lower() + (f"-{seats}" if seats else "")
+        player.go("#lobby")
+        Select(player.find("rule-set")).select_by_value(rule_set)
+        target = player.find("opt-target-score")
+        target.clear()
+        target.send_keys("2")
+        manches = player.find("opt-manches-to-win")
+        manches.clear()
+        manches.send_keys("1")
+        if seats is not None:
+            Select(player.find("opt-seats")).select_by_value(seats)
+        player.find("queue").click()
+
+        def seated(_: object, n: int = count) -> bool:
+            names = player.texts("seat-name")
+            return len(names) == n and "Søren" in names
+
+        player.wait(seated, 30.0, f"a {label} table of {count} with the player's name")
+        player.shot(f"{label}-table")
+        seen = play_to_the_end(player)
+        assert seen["moves"] >= 1, (label, seen)
+        final = player.find("final-scores").text
+        scores = [int(n) for n in re.findall(r"Team [AB] (\d+)", final)]
+        assert len(scores) == 2 and max(scores) >= 2, (label, final)
+        assert any("wins the match" in line for line in player.texts("log-line")), label
+        player.shot(f"{label}-final")

@@ -70,7 +70,8 @@ def _bot_seats(redis_url: str, game_id: str) -> dict[int, str]:
         for key in client.scan_iter(match=ticket_key("*"), count=1000):
             if cast(str | None, client.hget(key, "g")) == game_id:
                 table = json.loads(cast(str, client.hget(key, "t")))
-                return {int(seat): player for seat, player, bot in table if bot}
+                # [seat, player, bot, display name]: the name is the newest field
+                return {int(entry[0]): entry[1] for entry in table if entry[2]}
     finally:
         client.close()
     raise AssertionError(f"no ticket was seated in {game_id}")

@@ -29,6 +29,8 @@ _NOT_COMPARED: Final = (
     # The viewer's own fields (convert._seat_fields) and its events:
     "seat",
     "legal_actions",
+    "legal_moves",
+    "legal_messages",
     "hand",
     "dealt",
     "embit_value",
@@ -49,8 +51,9 @@ def public_digest(view: game_pb2.GameView) -> bytes:
     public.CopyFrom(view)
     for name in _NOT_COMPARED:
         public.ClearField(name)
-    for seat in public.seats:  # who the house plays for: the log's, not the state's
-        seat.ClearField("absent")
+    for seat in public.seats:
+        seat.ClearField("absent")  # who the house plays for: the log's, not the state's
+        seat.ClearField("display_name")  # the game's (set at CreateGame), not the version's
     return hashlib.blake2b(public.SerializeToString(deterministic=True), digest_size=8).digest()
 
 

@@ -210,7 +210,7 @@ function optionField(name, ruleSet) {
       ];
     case "manchesToWin":
       return [
-        h("label", { for: "opt-manches-to-win" }, `${mancheWord(ruleSet)}s to win the match`),
+        h("label", { for: "opt-manches-to-win" }, `${mancheWord(ruleSet).replace(/^./, (c) => c.toUpperCase())}s to win the match`),
         h("input", { id: "opt-manches-to-win", type: "number", min: 1, max: 9, placeholder: "2", dataset: { testid: "opt-manches-to-win" } }),
       ];
     case "playOutAllTricks":

@@ -85,8 +85,9 @@ function callState(view) {
         `${seatName(view, call.answerer)} to answer`,
     );
   } else if (view.stakeCall && view.stakeCall !== "CALL_UNSPECIFIED") {
+    // last_raiser is the team that CALLED the accepted raise; the other side accepted it.
     const team = teamLetter(view.lastRaiser);
-    lines.push(`${callName(view.stakeCall).toLowerCase()} accepted${team ? ` (team ${team})` : ""}`);
+    lines.push(`${callName(view.stakeCall).toLowerCase()}${team ? ` called by team ${team}` : ""}, accepted`);
   }
   if (view.monReste) lines.push("mon reste: this hand decides the game");
   if (view.redealProposed) lines.push("a redeal was proposed this hand");

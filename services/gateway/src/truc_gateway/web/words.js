@@ -254,6 +254,9 @@ export class Narrator {
     const others = this.handCredits.filter((c) => team && teamLetter(c.team) !== team);
     const theirs = others.map((c) => `team ${teamLetter(c.team)} +${c.points} (${c.reason})`);
     let how = HAND_ENDS[e.how] || "";
+    if (e.how === "HAND_END_MANCHE_OVER" && !team) {
+      return `Hand ${e.handNumber} stops here: the ${mancheWord(this.ruleSet)} is over`;
+    }
     if (e.how === "HAND_END_MANCHE_OVER") how = `the ${mancheWord(this.ruleSet)} is over`;
     if (!team) return `Hand ${e.handNumber}: nobody wins it${how ? ` (${how})` : ""}`;
     let line = `Hand ${e.handNumber} to team ${team}${gains ? `: ${gains}` : ""}`;
