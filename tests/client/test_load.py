@@ -35,7 +35,15 @@ def _truc_load(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[s
     )
 
 
-def _short_run(services: Stack, path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _short_run(
+    services: Stack, path: Path, *extra: str, target_score: int = 5
+) -> subprocess.CompletedProcess[str]:
+    """A short run on the module's stack. Each test asks for its own
+    ``target_score``: a run's players queue again after their match, and a
+    ticket the run's end left behind may still be matched for the presence
+    window (``TRUC_TICKET_PRESENCE_SECONDS``) after its process has gone; with
+    other rule options it can never sit at the next run's tables (tickets only
+    match the same options), where its seat would wait for the turn timer."""
     return _truc_load(
         "--lobby",
         services.lobbies[0].address,
@@ -46,7 +54,7 @@ def _short_run(services: Stack, path: Path, *extra: str) -> subprocess.Completed
         "--games",
         "2",
         "--target-score",
-        "5",
+        str(target_score),
         "--manches",
         "1",
         "--report",
@@ -117,7 +125,7 @@ def test_a_short_run_over_unary_calls_reports_them(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "report.json"
-    done = _short_run(stack, path, "--transport", "unary")
+    done = _short_run(stack, path, "--transport", "unary", target_score=6)
     report = _sound_report(done, path)
     assert report.config.transport == "unary"
     rpcs = report.rpcs
