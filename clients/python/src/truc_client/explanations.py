@@ -17,6 +17,11 @@ from typing import Final
 
 from truc.v1 import cards_pb2, game_pb2
 
+from truc_protocol.convert import rule_set_from_proto
+from truc_rules.registry import FAMILY
+from truc_rules.truc_y_flou.actions import TRUC_LADDER
+from truc_rules.truc_y_flou.state import PARTIDO, STAKES
+
 from .narration import (
     INSTRUCTION_WORDS,
     SIGNAL_WORDS,
@@ -29,13 +34,15 @@ from .narration import (
 __all__ = ["draw_text", "explain"]
 
 _WORTH: Final[dict[int, tuple[int, int]]] = {
-    game_pb2.CALL_TRUC: (2, 1),
-    game_pb2.CALL_RETRUC: (3, 2),
-    game_pb2.CALL_BALOU_QUATRO: (4, 3),
-    game_pb2.CALL_BALOU_SEIZ: (6, 4),
-    game_pb2.CALL_BALOU_PARTIDO: (0, 6),
+    game_pb2.Call.Value("CALL_" + call.name): (
+        STAKES[rung + 1] if rung + 1 < PARTIDO else 0,
+        STAKES[rung],
+    )
+    for rung, call in enumerate(TRUC_LADDER)
 }
-"""Truc y Flou's ladder (§6.1): the hand's worth if accepted (0: the manche), and if refused."""
+"""Truc y Flou's ladder (§6.1), from the rules' own tables: each call's rung
+raises the stake one level; the hand's worth if accepted (0: the manche) and
+what the callers score if it is refused (the level below)."""
 
 _EMBIT_WORDS: Final[dict[int, str]] = {
     game_pb2.CALL_EMBIDE: (
@@ -166,11 +173,10 @@ def _truc_y_flou_call(call: int, view: game_pb2.GameView) -> str:
 
 
 def _next_stake(view: game_pb2.GameView) -> int:
-    """What the stake becomes if a RAISE is accepted (V2.3: +2 from 2; V3: doubled)."""
-    stake = view.stake or 1
-    if stake == 1:
-        return 2
-    return stake * 2 if view.rule_set == game_pb2.RULE_SET_SACKSON_TRUC else stake + 2
+    """What the stake becomes if a RAISE is accepted: the rule set's own ladder
+    (V2.3: +2 from 2; V3: doubled)."""
+    rules = FAMILY[rule_set_from_proto(view.rule_set, "rule_set")]
+    return rules.variant.ladder.raised(view.stake or 1)
 
 
 def _family_call(call: int, view: game_pb2.GameView) -> str:

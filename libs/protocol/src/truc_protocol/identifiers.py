@@ -30,6 +30,7 @@ __all__ = [
     "PLAYER_ID_ALPHABET",
     "REQUEST_ID_ALPHABET",
     "game_id_of",
+    "game_name",
     "parse_game_name",
     "valid_game_id",
     "valid_player_id",
@@ -62,6 +63,11 @@ def valid_request_id(request_id: str) -> bool:
 def valid_game_id(game_id: str) -> bool:
     """Whether ``game_id`` is 1-64 of ``A-Z a-z 0-9 _ -``."""
     return _GAME_ID.fullmatch(game_id) is not None
+
+
+def game_name(game_id: str) -> str:
+    """The resource name ``games/{game}`` of ``game_id``."""
+    return GAME_NAME_PREFIX + game_id
 
 
 def game_id_of(name: str) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 
-from truc_protocol.identifiers import GAME_NAME_PREFIX, parse_game_name, valid_game_id
+from truc_protocol.identifiers import game_name, parse_game_name, valid_game_id
 
 __all__ = ["game_name", "new_game_id", "parse_game_name", "valid_game_id"]
 
@@ -13,7 +13,3 @@ __all__ = ["game_name", "new_game_id", "parse_game_name", "valid_game_id"]
 def new_game_id() -> str:
     """A fresh random id: 16 URL-safe characters (96 bits)."""
     return secrets.token_urlsafe(12)
-
-
-def game_name(game_id: str) -> str:
-    return GAME_NAME_PREFIX + game_id

@@ -27,6 +27,7 @@ from redis.exceptions import RedisError, ResponseError
 from truc.v1 import game_service_pb2_grpc
 
 from truc_bots import BotError, BotPlayer, HeuristicPolicy
+from truc_protocol.identifiers import game_name
 from truc_redis.connection import RedisClient, script
 
 from .store import BOT_JOBS
@@ -89,7 +90,7 @@ class BotRunner:
         seat = int(fields[b"seat"])
         try:
             player = BotPlayer(
-                self._game, "games/" + game, token, HeuristicPolicy(seed=seat), session=True
+                self._game, game_name(game), token, HeuristicPolicy(seed=seat), session=True
             )
             await player.run()
         except grpc.RpcError as exc:

@@ -61,7 +61,12 @@ from truc_protocol.errors import (
     NotFound,
     PermissionDenied,
 )
-from truc_protocol.identifiers import PLAYER_ID_ALPHABET, parse_game_name, valid_player_id
+from truc_protocol.identifiers import (
+    PLAYER_ID_ALPHABET,
+    game_name,
+    parse_game_name,
+    valid_player_id,
+)
 from truc_rules.rule_set import RuleSet
 
 from .history import GameHistory, GameRecord, PageTokenError
@@ -355,7 +360,7 @@ class LobbyService:
             if self._bot_wait_ms > 0 and stored.queued_ms:
                 message.bots_time.FromMilliseconds(stored.queued_ms + self._bot_wait_ms)
         if stored.state == "MATCHED":
-            message.game = "games/" + stored.game
+            message.game = game_name(stored.game)
             caller_name = ""
             for (seat, player, bot), seat_name in zip(
                 stored.table, stored.table_names, strict=True
@@ -414,7 +419,7 @@ class LobbyService:
             raise PermissionDenied(
                 GAME_PRIVATE, f"{game!r} is a private table's: only its players may watch it"
             )
-        name_of_game = "games/" + game_id
+        name_of_game = game_name(game_id)
         token, expires = self.tokens.spectator_grant(
             player, name_of_game, name=name, ttl_seconds=self._grant_seconds
         )
@@ -429,7 +434,7 @@ def _assignment(seat: int, player: str, bot: bool, name: str) -> lobby_pb2.Assig
 
 def _live_game(table: SeatedTable) -> lobby_pb2.LiveGame:
     game = lobby_pb2.LiveGame(
-        name="games/" + table.game,
+        name=game_name(table.game),
         rule_set=rule_set_to_proto(table.rule_set),
         seat_count=table.seat_count,
         table=[_assignment(*seat) for seat in table.seats],
@@ -441,7 +446,7 @@ def _live_game(table: SeatedTable) -> lobby_pb2.LiveGame:
 
 def _summary(record: GameRecord, caller: str) -> lobby_pb2.GameSummary:
     summary = lobby_pb2.GameSummary(
-        name="games/" + record.game,
+        name=game_name(record.game),
         table=[
             _assignment(seat, player, bot, record.name_of(i))
             for i, (seat, player, bot) in enumerate(record.seats)

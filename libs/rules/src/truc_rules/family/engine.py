@@ -598,12 +598,7 @@ def _call_refusal(state: FamilyState, seat: int, call: Call) -> str:
 
 def _raised(state: FamilyState) -> int:
     """The stake a raise proposes (V2.3, V3, V5.3)."""
-    ladder = state.variant.ladder
-    if ladder == Ladder.DOUBLE:
-        return state.stake * 2
-    if ladder == Ladder.PLUS_TWO:
-        return 2 if state.stake == 1 else state.stake + 2
-    return state.stake + 1
+    return state.variant.ladder.raised(state.stake)
 
 
 def _answerer(state: FamilyState, caller: int) -> int:

@@ -52,6 +52,14 @@ class Ladder(Enum):
     TRUC_RETRUC = "truc_retruc"
     """TRUC: 1 -> 2, RETRUC: 2 -> 3, nothing above."""
 
+    def raised(self, stake: int) -> int:
+        """The stake a raise proposes from ``stake`` (V2.3, V3, V5.3)."""
+        if self is Ladder.DOUBLE:
+            return stake * 2
+        if self is Ladder.PLUS_TWO:
+            return 2 if stake == 1 else stake + 2
+        return stake + 1
+
 
 class PartnerTie(Enum):
     """A trick whose two highest cards were played by partners (V4.4, V6)."""
